@@ -1,0 +1,308 @@
+"""The records contract: every stage of prefbuild reads and writes these models.
+
+Trajectories, labels, pairs and the run manifest are strict pydantic v2 models (unknown
+fields are rejected) whose validators encode the invariants users rely on when they load
+prefbuild output into a trainer: a pair's chosen and rejected differ, the prompt ends with
+a user or tool turn, step indices are contiguous, labels point at existing steps.
+
+JSON Schemas of these models are generated into ``schemas/`` by ``prefbuild schema``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prefbuild import __version__
+
+SCHEMA_VERSION = "1.0"
+
+
+class Record(BaseModel):
+    """Base of every record: unknown fields are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class FailureMode(StrEnum):
+    """Every kind of rejected behaviour prefbuild can label. One enum for all envs."""
+
+    loop = "loop"
+    premature_success = "premature_success"
+    implausible_location = "implausible_location"
+    verbose_filler = "verbose_filler"
+    format_violation = "format_violation"
+    invalid_action = "invalid_action"
+    sql_error = "sql_error"
+    wrong_answer = "wrong_answer"
+    overlong = "overlong"
+    task_failure = "task_failure"
+
+
+class Role(StrEnum):
+    system = "system"
+    user = "user"
+    assistant = "assistant"
+    tool = "tool"
+
+
+class StopReason(StrEnum):
+    """Why an episode ended."""
+
+    success = "success"  # the environment says the goal is met
+    max_steps = "max_steps"  # the recipe's step limit was reached
+    agent_finished = "agent_finished"  # the agent ended the episode (answer, "task succeeded") without success
+    protocol_stop = "protocol_stop"  # the protocol's own stop rule (e.g. three identical outputs)
+    error = "error"  # the teacher or the env failed; ``Outcome.error`` says how
+
+
+class FunctionCall(Record):
+    name: str = Field(min_length=1)
+    arguments: str = Field(description="JSON-encoded arguments, as OpenAI-compatible servers send them.")
+
+
+class ToolCall(Record):
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(Record):
+    """One chat turn in the OpenAI message layout that TRL and vLLM speak."""
+
+    role: Role
+    content: str
+    name: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+
+    @model_validator(mode="after")
+    def _tool_calls_only_on_assistant(self) -> Message:
+        if self.tool_calls and self.role is not Role.assistant:
+            raise ValueError("tool_calls are only allowed on assistant messages")
+        return self
+
+
+class Usage(Record):
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+
+
+class UsageTotals(Record):
+    requests: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+
+    def add(self, usage: Usage | None) -> None:
+        """Count one teacher request (``usage`` may be missing for failed requests)."""
+        self.requests += 1
+        if usage is not None:
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
+
+
+class Label(Record):
+    """One piece of rejected behaviour found by a labeler, with evidence a human can check."""
+
+    mode: FailureMode
+    step: int = Field(ge=0)
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: str = Field(min_length=1)
+    labeler: str = Field(min_length=1, description="Labeler name and version, e.g. 'loop@1'.")
+
+
+class Step(Record):
+    """One agent turn: what the model saw, what it wrote, what the env made of it."""
+
+    index: int = Field(ge=0)
+    observation: str = Field(description="Exact content of the user/tool turn shown to the model before it acted.")
+    observation_role: Literal["user", "tool"] = "user"
+    observation_in_history: str | None = Field(
+        default=None,
+        description="How this observation turn reads in later prompts, where the protocol shortens old turns "
+        "(AgentBench cuts old user turns at 'AVAILABLE ACTIONS'); None means unchanged.",
+    )
+    raw_output: str = Field(description="The model's text exactly as generated; it is the assistant turn in history.")
+    thought: str | None = None
+    action: str | None = Field(default=None, description="Parsed action; None when the parser found none.")
+    format_ok: bool = Field(default=True, description="The output followed the protocol exactly.")
+    normalized: list[str] = Field(default_factory=list, description="What the parser had to normalise.")
+    valid: bool | None = Field(default=None, description="Was the action admissible / accepted by the env.")
+    expert_action: str | None = Field(default=None, description="The env oracle's action at this state.")
+    feedback: str = Field(default="", description="The env's reply to the action.")
+    reward: float = 0.0
+    done: bool = False
+    usage: Usage | None = None
+    latency_s: float | None = Field(default=None, ge=0.0)
+    labels: list[Label] = Field(default_factory=list)
+    info: dict[str, Any] = Field(default_factory=dict, description="Env-specific facts (executed command, ...).")
+
+    @model_validator(mode="after")
+    def _labels_point_here(self) -> Step:
+        for label in self.labels:
+            if label.step != self.index:
+                raise ValueError(f"label {label.mode} points at step {label.step} but is stored on step {self.index}")
+        return self
+
+
+class TaskInfo(Record):
+    id: str = Field(min_length=1)
+    type: str
+    goal: str
+    split: str
+    seed: int | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class EnvInfo(Record):
+    name: str
+    dialect: str | None = None
+    protocol: str
+
+
+class TeacherInfo(Record):
+    backend: str
+    model: str
+    sampling: dict[str, Any] = Field(default_factory=dict)
+
+
+class Outcome(Record):
+    success: bool
+    reward: float = 0.0
+    progress: float | None = Field(default=None, ge=0.0, le=1.0)
+    stop_reason: StopReason
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Outcome:
+        if self.success and self.stop_reason is not StopReason.success:
+            raise ValueError(f"a successful outcome must have stop_reason 'success', not {self.stop_reason!r}")
+        if self.stop_reason is StopReason.success and not self.success:
+            raise ValueError("stop_reason 'success' requires success = true")
+        if self.stop_reason is StopReason.error and not self.error:
+            raise ValueError("stop_reason 'error' requires the error text")
+        return self
+
+
+class Trajectory(Record):
+    """One episode of an agent in an environment, step by step."""
+
+    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    id: str = Field(min_length=1)
+    task: TaskInfo
+    env: EnvInfo
+    teacher: TeacherInfo
+    sample_index: int = Field(default=0, ge=0)
+    messages: list[Message] = Field(
+        default_factory=list,
+        description="The fixed prompt prefix: system prompt and few-shot turns. Step observations follow it.",
+    )
+    steps: list[Step] = Field(default_factory=list)
+    outcome: Outcome
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    prefbuild_version: str = __version__
+
+    @model_validator(mode="after")
+    def _invariants(self) -> Trajectory:
+        for position, step in enumerate(self.steps):
+            if step.index != position:
+                raise ValueError(f"step indices must be contiguous from 0: position {position} has index {step.index}")
+        if self.outcome.success and (not self.steps or not self.steps[-1].done):
+            raise ValueError("a successful outcome needs a final step with done = true")
+        return self
+
+    @property
+    def labels(self) -> list[Label]:
+        return [label for step in self.steps for label in step.labels]
+
+
+PairSplit = Literal["train", "test"]
+
+
+class PairSource(Record):
+    trajectory_id: str
+    step: int | None = Field(default=None, ge=0)
+    task_id: str
+    task_type: str | None = None
+    env: str
+    teacher_model: str
+    chosen_trajectory_id: str | None = None
+
+
+class Pair(Record):
+    """One preference example: the same prompt, a chosen and a rejected continuation."""
+
+    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    id: str = Field(min_length=1)
+    strategy: str = Field(min_length=1)
+    prompt: list[Message] = Field(min_length=1)
+    chosen: list[Message] = Field(min_length=1)
+    rejected: list[Message] = Field(min_length=1)
+    reason: FailureMode | None = None
+    evidence: str | None = None
+    source: PairSource
+    scores: dict[str, float] | None = None
+    split: PairSplit = "train"
+
+    @model_validator(mode="after")
+    def _invariants(self) -> Pair:
+        if self.prompt[-1].role not in (Role.user, Role.tool):
+            raise ValueError(f"the prompt must end with a user or tool turn, not {self.prompt[-1].role.value!r}")
+        for field in ("chosen", "rejected"):
+            turns: list[Message] = getattr(self, field)
+            if turns[0].role is not Role.assistant or turns[-1].role is not Role.assistant:
+                raise ValueError(f"{field} must start and end with an assistant turn")
+            if any(turn.role is Role.system for turn in turns):
+                raise ValueError(f"{field} must not contain a system turn")
+        if [m.model_dump() for m in self.chosen] == [m.model_dump() for m in self.rejected]:
+            raise ValueError("chosen and rejected are identical")
+        return self
+
+
+class Manifest(Record):
+    """What a run directory holds and how it was made; rewritten atomically after each stage."""
+
+    schema_version: Literal["1.0"] = SCHEMA_VERSION
+    recipe_name: str
+    recipe_hash: str
+    prefbuild_version: str = __version__
+    created_at: str
+    updated_at: str
+    shard: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict)
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    stages: list[str] = Field(default_factory=list)
+
+
+RECORD_MODELS: dict[str, type[Record]] = {
+    "message": Message,
+    "label": Label,
+    "step": Step,
+    "trajectory": Trajectory,
+    "pair": Pair,
+    "manifest": Manifest,
+}
+
+
+def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
+    """Exactly the messages the model saw before acting at ``step_index``.
+
+    The prefix (system prompt, few-shot turns) is followed by one observation turn and one
+    assistant turn per earlier step, then the observation of ``step_index``. Protocols that
+    truncate history record the visible window in ``Step.info['history_start']``.
+    """
+    if not 0 <= step_index < len(trajectory.steps):
+        raise IndexError(f"trajectory {trajectory.id} has no step {step_index}")
+    start = int(trajectory.steps[step_index].info.get("history_start", 0))
+    messages = list(trajectory.messages)
+    for step in trajectory.steps[start:step_index]:
+        shown = step.observation if step.observation_in_history is None else step.observation_in_history
+        messages.append(Message(role=Role(step.observation_role), content=shown))
+        messages.append(Message(role=Role.assistant, content=step.raw_output))
+    current = trajectory.steps[step_index]
+    messages.append(Message(role=Role(current.observation_role), content=current.observation))
+    return messages

@@ -1,0 +1,74 @@
+"""The teacher plug-in contract: an async model that completes chat message lists.
+
+A request is one message list plus sampling parameters; the answer is ``n`` completions
+with token counts and latency. Backends: ``openai`` (any OpenAI-compatible server),
+``vllm`` (prefbuild launches ``vllm serve``), ``transformers`` (embedded CPU model),
+``scripted`` (a deterministic noisy expert: a simulation, for tests and demos).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefbuild.records import Message
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling parameters; ``extra_body`` passes vLLM extensions through unchanged."""
+
+    temperature: float = 0.7
+    top_p: float = 1.0
+    max_tokens: int = 256
+    n: int = 1
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+
+
+@dataclass(frozen=True)
+class TeacherRequest:
+    messages: Sequence[Message]
+    sampling: Sampling
+    # Context a scripted teacher needs (the live env); real backends ignore it.
+    context: Any = None
+
+
+class TeacherError(RuntimeError):
+    """A teacher request failed for good (after retries); the message says why and where."""
+
+
+class Teacher(ABC):
+    """Async teacher. Use as ``async with teacher:`` so servers and clients are cleaned up."""
+
+    backend: str = "abstract"
+    model: str = ""
+
+    async def __aenter__(self) -> Teacher:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Acquire resources (start a server, load a model)."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources; must be safe to call twice."""
+
+    @abstractmethod
+    async def complete(self, request: TeacherRequest) -> list[Completion]:
+        """Return ``request.sampling.n`` completions or raise ``TeacherError``."""
