@@ -60,28 +60,69 @@ class ParsedOutput:
 
 
 class Protocol(ABC):
-    """How an env talks to a model: system prompt, few-shot turns, observation turns, parser."""
+    """How an env talks to a model: system prompt, few-shot turns, observation turns, parser.
+
+    The rollout engine drives an episode like this::
+
+        prefix = protocol.prefix_messages(task)                       # stored in Trajectory.messages
+        turn = protocol.observation_turn(obs, first=True, task=task, admissible=env.admissible_actions())
+        ... model answers text ...
+        parsed = protocol.parse(text)
+        if parsed.action is None: reply = protocol.unparsed_reply(parsed)  # None: the episode stops
+        else: env.step(protocol.executed_action(parsed.action, env.admissible_actions()))
+        turn = protocol.observation_turn(result.observation, first=False, ...)
+        old turns are shown as protocol.history_turn(turn) in later prompts
+    """
 
     name: ClassVar[str]
+    # Role of observation turns: "user", or "tool" for tool-calling protocols.
+    observation_role: ClassVar[str] = "user"
 
     @abstractmethod
     def prefix_messages(self, task: EnvTask) -> list[Message]:
         """System prompt and few-shot turns: the fixed prefix stored in ``Trajectory.messages``."""
 
     @abstractmethod
-    def observation_turn(self, observation: str, *, first: bool, task: EnvTask) -> str:
-        """The exact user-turn text that shows ``observation`` to the model."""
+    def observation_turn(
+        self, observation: str, *, first: bool, task: EnvTask, admissible: Sequence[str] | None = None
+    ) -> str:
+        """The exact turn text that shows ``observation`` (and, where the protocol lists them, the
+        admissible commands) to the model."""
+
+    def history_turn(self, turn: str) -> str:
+        """How an observation turn reads once it is no longer the newest (AgentBench cuts old
+        turns at ``AVAILABLE ACTIONS``). Default: unchanged."""
+        return turn
 
     @abstractmethod
     def parse(self, text: str) -> ParsedOutput:
         """Read one model turn; never raises on any string."""
 
+    def executed_action(self, action: str, admissible: Sequence[str] | None) -> str:
+        """The command the benchmark harness would actually send to the env for ``action``
+        (AgentBench snaps near misses to an admissible command by BLEU). Default: unchanged."""
+        return action
+
+    def unparsed_reply(self, parsed: ParsedOutput) -> str | None:
+        """The reply to a turn with no action (ETO answers ``Observation: Error Input...``), or
+        None when the benchmark ends the episode there (AgentBench)."""
+        return None
+
     @abstractmethod
     def render(self, action: str, thought: str | None = None) -> str:
-        """Write an assistant turn that performs ``action`` (used for chosen turns and scripted teachers)."""
+        """Write an assistant turn that performs ``action`` (chosen turns, scripted teacher)."""
+
+    def final_turn(self, answer: str | None = None) -> str | None:
+        """An assistant turn that declares the task finished (``ACTION: Task succeeded.``,
+        ``Final Answer: ...``), or None where the protocol has none. Parsing it gives final=True."""
+        return None
+
+    def tools(self) -> list[dict[str, Any]] | None:
+        """OpenAI ``tools`` definitions for tool-calling protocols; None for text protocols."""
+        return None
 
     def stop_reason(self, outputs: Sequence[str]) -> str | None:
-        """A protocol's own stop rule over the outputs so far (e.g. three identical outputs)."""
+        """A protocol's own stop rule over the raw outputs so far (e.g. three identical outputs)."""
         return None
 
 

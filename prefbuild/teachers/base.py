@@ -42,6 +42,7 @@ class Completion:
 class TeacherRequest:
     messages: Sequence[Message]
     sampling: Sampling
+    tools: list[dict[str, Any]] | None = None
     # Context a scripted teacher needs (the live env); real backends ignore it.
     context: Any = None
 
