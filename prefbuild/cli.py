@@ -1,0 +1,197 @@
+"""The ``prefbuild`` command line: one subcommand per pipeline stage, plus tools around them.
+
+Every stage reads files and writes files, so each can be re-run on its own: re-label old
+trajectories after a threshold change, re-pair with another strategy, re-export for another
+trainer. Errors a user can fix are printed as one located line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from prefbuild import __version__
+from prefbuild.errors import PrefbuildError
+from prefbuild.recipe import RecipeError, bundled_recipes, load_recipe
+from prefbuild.store import MODELS_BY_KIND, RecordError, detect_kind, iter_lines, validation_error
+
+EXAMPLES = "\b\nExamples:\n"
+
+
+class PrefbuildGroup(click.Group):
+    """Turns every user-fixable error into ``error: <where> <what>`` and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (PrefbuildError, RecipeError, RecordError) as error:
+            click.secho(f"error: {error}", fg="red", err=True)
+            sys.exit(getattr(error, "exit_code", 1))
+        except KeyboardInterrupt:
+            click.secho("interrupted", fg="yellow", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=PrefbuildGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="prefbuild")
+def main() -> None:
+    """prefbuild: build preference (DPO) datasets for LLM agents.
+
+    \b
+    recipe.yaml -> generate -> trajectories -> label -> pair -> pairs.jsonl -> export -> dataset -> publish
+    \b
+    Start with `prefbuild run quickstart` (a bundled recipe) or `make demo`.
+    """
+
+
+def not_available(stage: str) -> None:
+    click.secho(f"not available yet: {stage}", fg="yellow", err=True)
+    sys.exit(2)
+
+
+# --------------------------------------------------------------------------------------
+# validate / schema / recipes
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--max-errors", default=20, show_default=True, help="Errors to print per file.")
+def validate(files: tuple[Path, ...], max_errors: int) -> None:
+    """Check trajectory or pair JSONL files against the records contract.
+
+    Detects the record kind of each file, prints counts and the first errors as
+    `file:line field: message`, and exits 1 if any record is invalid.
+
+    \b
+    Examples:
+      prefbuild validate runs/quickstart/pairs.jsonl
+      prefbuild validate runs/quickstart/trajectories/*.jsonl
+    """
+    failed = False
+    for path in files:
+        if not path.is_file():
+            raise RecordError(path, 0, "", "no such file")
+        kind = detect_kind(path)
+        model = MODELS_BY_KIND[kind]
+        good = bad = 0
+        for number, text, unterminated in iter_lines(path):
+            problem: RecordError | None = None
+            try:
+                payload = json.loads(text)
+                if not isinstance(payload, dict):
+                    problem = RecordError(path, number, "", "expected a JSON object")
+                else:
+                    model.model_validate(payload)
+            except json.JSONDecodeError as error:
+                note = " (incomplete last line: interrupted write?)" if unterminated else ""
+                problem = RecordError(path, number, "", f"not valid JSON ({error.msg}){note}")
+            except ValidationError as error:
+                problem = validation_error(path, number, error)
+            if problem is None:
+                good += 1
+                continue
+            bad += 1
+            if bad <= max_errors:
+                click.echo(str(problem), err=True)
+        if bad > max_errors:
+            click.echo(f"... {bad - max_errors} more errors in {path}", err=True)
+        status = click.style("ok", fg="green") if not bad else click.style("INVALID", fg="red")
+        click.echo(f"{path}: {good + bad} {kind} records, {good} valid, {bad} invalid [{status}]")
+        failed = failed or bad > 0
+    sys.exit(1 if failed else 0)
+
+
+@main.command()
+@click.option("--out", "out_dir", default="schemas", show_default=True, type=click.Path(file_okay=False))
+def schema(out_dir: str) -> None:
+    """Write JSON Schemas of every record and of the recipe.
+
+    \b
+    Examples:
+      prefbuild schema --out schemas/
+    """
+    from prefbuild.schema import write_schemas
+
+    for path in write_schemas(out_dir):
+        click.echo(str(path))
+
+
+@main.command()
+@click.argument("name", required=False)
+def recipes(name: str | None) -> None:
+    """List the bundled recipes, or print one (to copy and edit).
+
+    \b
+    Examples:
+      prefbuild recipes
+      prefbuild recipes quickstart > my-recipe.yaml
+    """
+    found = bundled_recipes()
+    if name:
+        if name not in found:
+            raise PrefbuildError(f"no bundled recipe {name!r}; bundled: {', '.join(found) or 'none'}")
+        click.echo(found[name].read_text(encoding="utf-8"), nl=False)
+        return
+    for recipe_name, path in found.items():
+        loaded = load_recipe(path)
+        description = loaded.recipe.description.strip().splitlines()[0] if loaded.recipe.description else ""
+        click.echo(f"{recipe_name:28} {description}")
+
+
+@main.command("check-recipe")
+@click.argument("recipe")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a recipe field.")
+def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
+    """Validate a recipe and print it resolved (defaults filled, secrets kept as ${VAR}).
+
+    \b
+    Examples:
+      prefbuild check-recipe recipes/quickstart.yaml --set teacher.sampling.temperature=0
+    """
+    loaded = load_recipe(recipe, overrides)
+    click.echo(loaded.resolved_yaml(), nl=False)
+
+
+# --------------------------------------------------------------------------------------
+# Stages that later work fills in. Each stub keeps its place in --help.
+
+
+def _stub(name: str, summary: str) -> click.Command:
+    @click.command(name=name, help=f"{summary}\n\n(not available yet in this version)",
+                   context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    @click.pass_context
+    def command(ctx: click.Context) -> None:
+        not_available(name)
+
+    return command
+
+
+STAGE_SUMMARIES = {
+    "run": "Run every stage of a recipe: generate -> label -> pair -> export.",
+    "generate": "Generate trajectories from a recipe (env x teacher).",
+    "label": "Label failure modes in trajectory files.",
+    "pair": "Build chosen/rejected pairs from labelled trajectories.",
+    "export": "Export pairs for a trainer (TRL, LLaMA-Factory, ms-swift) as a dataset directory.",
+    "publish": "Publish a dataset directory to the Hugging Face Hub.",
+    "inspect": "Show pairs or trajectories in the terminal.",
+    "stats": "Print statistics of trajectories or pairs.",
+    "envs": "List environments, task types, dialects and protocols; play a task.",
+}
+
+
+def _register_stages() -> None:
+    for name, summary in STAGE_SUMMARIES.items():
+        if name not in main.commands:
+            main.add_command(_stub(name, summary))
+
+
+_register_stages()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

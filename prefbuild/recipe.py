@@ -1,0 +1,357 @@
+"""Recipes: one YAML file says everything about a run (env, teacher, labelers, pairs, output).
+
+Why the care with errors: a recipe is written by hand and often edited on a remote GPU
+box. A wrong type three levels deep must say ``recipe.yaml:12 teacher.sampling.temperature:
+...`` — the file, the line and the field path — not print a traceback. Secrets come in
+through ``${ENV_VAR}`` and are never written back out: the resolved recipe stored in a run
+directory keeps the placeholder, not the value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from prefbuild.records import FailureMode
+
+
+class RecipeError(ValueError):
+    """A bad recipe: where (file and line, or ``--set``) and which field, and what is wrong."""
+
+    def __init__(self, source: str, line: int | None, field: str, message: str) -> None:
+        self.source = source
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line else self.source
+        return f"{where} {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class Section(BaseModel):
+    """Recipe sections reject unknown keys: a typo must not be silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class EnvConfig(Section):
+    name: str = Field(description="Environment name, e.g. 'household' or 'sql' (see `prefbuild envs`).")
+    dialect: str | None = Field(default=None, description="Env dialect, e.g. 'classic' or 'modern' for household.")
+    protocol: str = Field(description="Prompt protocol, e.g. 'agentbench', 'react', 'eto', 'toolcall', 'dbbench'.")
+    split: str = "train"
+    num_tasks: int = Field(default=8, ge=1)
+    samples_per_task: int = Field(default=1, ge=1, description="Episodes per task (pass@k, best-of-n).")
+    task_types: list[str] | None = None
+    max_steps: int = Field(default=35, ge=1)
+    options: dict[str, Any] = Field(default_factory=dict, description="Env-specific options (data_file, intro...).")
+
+
+class LaunchConfig(Section):
+    """How prefbuild starts ``vllm serve`` for the ``vllm`` backend."""
+
+    args: list[str] = Field(default_factory=list, description="Extra `vllm serve` arguments.")
+    env: dict[str, str] = Field(default_factory=dict)
+    port: int | None = Field(default=None, ge=1, le=65535)
+    startup_timeout_s: float = Field(default=900.0, gt=0)
+
+
+class SamplingConfig(Section):
+    temperature: float = Field(default=0.7, ge=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_tokens: int = Field(default=256, ge=1)
+    n: int = Field(default=1, ge=1)
+    stop: list[str] = Field(default_factory=list)
+    seed: int | None = None
+    top_k: int | None = None
+    min_p: float | None = Field(default=None, ge=0, le=1)
+    repetition_penalty: float | None = Field(default=None, gt=0)
+    chat_template_kwargs: dict[str, Any] | None = None
+    structured_outputs: dict[str, Any] | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class RetryConfig(Section):
+    max_attempts: int = Field(default=4, ge=1)
+    initial_backoff_s: float = Field(default=0.5, ge=0)
+    max_backoff_s: float = Field(default=20.0, ge=0)
+
+
+class TeacherConfig(Section):
+    backend: Literal["openai", "vllm", "transformers", "scripted"]
+    model: str = Field(default="", description="Model name or path; 'embedded' means the bundled SmolLM2-135M.")
+    base_urls: list[str] = Field(default_factory=list, description="OpenAI-compatible endpoints (openai backend).")
+    api_key_env: str | None = Field(default=None, description="Environment variable holding the API key.")
+    launch: LaunchConfig = Field(default_factory=LaunchConfig)
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    concurrency: int = Field(default=8, ge=1, description="Episodes (and requests) in flight.")
+    timeout_s: float = Field(default=120.0, gt=0)
+    retries: RetryConfig = Field(default_factory=RetryConfig)
+    cooldown_s: float = Field(default=30.0, ge=0)
+    max_batch_size: int = Field(default=8, ge=1, description="transformers backend: requests per generate batch.")
+    scripted: dict[FailureMode, float] = Field(
+        default_factory=dict, description="scripted backend: per-failure-mode rates in [0, 1]."
+    )
+
+
+class LabelerConfig(Section):
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class StrategyConfig(Section):
+    name: Literal["stepwise", "trajectory", "style", "best_of_n"] | str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class PairsConfig(Section):
+    strategies: list[StrategyConfig] = Field(default_factory=lambda: [StrategyConfig(name="stepwise")])
+    max_per_reason: int | None = Field(default=None, ge=1)
+    max_per_trajectory: int | None = Field(default=None, ge=1)
+    dedup: bool = True
+    near_dedup: bool = False
+    test_fraction: float = Field(default=0.1, ge=0, lt=1)
+
+
+ExportFormat = Literal["trl", "roundwise", "llamafactory", "swift", "sft"]
+
+
+class OutputConfig(Section):
+    dir: str | None = Field(default=None, description="Run directory; default runs/<recipe name>.")
+    formats: list[ExportFormat] = Field(default_factory=lambda: ["trl"])
+
+
+class PublishConfig(Section):
+    repo_id: str | None = None
+    private: bool = False
+    license: str = "apache-2.0"
+    tags: list[str] = Field(default_factory=list)
+    pretty_name: str | None = None
+
+
+class Recipe(Section):
+    """A whole run: ``prefbuild run recipe.yaml`` goes from these settings to a dataset."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", description="Run name; also the default run dir.")
+    description: str = ""
+    seed: int = 0
+    env: EnvConfig
+    teacher: TeacherConfig
+    labelers: list[LabelerConfig] | None = Field(default=None, description="None: every default labeler of the env.")
+    pairs: PairsConfig = Field(default_factory=PairsConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    publish: PublishConfig = Field(default_factory=PublishConfig)
+
+    def run_dir(self) -> Path:
+        return Path(self.output.dir) if self.output.dir else Path("runs") / self.name
+
+    def generation_hash(self) -> str:
+        """Hash of everything that changes what an episode is: seed, env, teacher model and sampling.
+
+        Endpoints, concurrency, timeouts, the number of tasks and every later stage are left
+        out, so a run can be resumed against another server or extended with more tasks.
+        """
+        env = self.env.model_dump(mode="json", exclude={"num_tasks"})
+        teacher = self.teacher.model_dump(mode="json", include={"backend", "model", "sampling", "scripted"})
+        payload = json.dumps({"seed": self.seed, "env": env, "teacher": teacher}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------
+# Loading with locations
+
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def _line_index(node: yaml.Node, path: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], int]:
+    """Map every key path in a composed YAML document to its 1-based line."""
+    lines = {path: node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            nested = _line_index(value_node, (*path, key))
+            nested[(*path, key)] = key_node.start_mark.line + 1  # the key's line, where users look
+            lines.update(nested)
+    elif isinstance(node, yaml.SequenceNode):
+        for position, item in enumerate(node.value):
+            lines.update(_line_index(item, (*path, position)))
+    return lines
+
+
+def _nearest_line(lines: Mapping[tuple[str | int, ...], int], path: tuple[str | int, ...]) -> int | None:
+    """The line of ``path`` or of its closest ancestor present in the file."""
+    for length in range(len(path), -1, -1):
+        if path[:length] in lines:
+            return lines[path[:length]]
+    return None
+
+
+def _interpolate(
+    value: Any, source: str, lines: Mapping[tuple[str | int, ...], int], path: tuple[str | int, ...] = ()
+) -> tuple[Any, dict[tuple[str | int, ...], str]]:
+    """Replace ``${VAR}`` / ``${VAR:-default}`` from the environment; return placeholders by path."""
+    originals: dict[tuple[str | int, ...], str] = {}
+    if isinstance(value, str) and _PLACEHOLDER.search(value):
+
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in os.environ:
+                return os.environ[name]
+            if default is not None:
+                return default
+            raise RecipeError(
+                source, _nearest_line(lines, path), _dotted(path), f"environment variable {name} is not set"
+            )
+
+        originals[path] = value
+        return _PLACEHOLDER.sub(substitute, value), originals
+    if isinstance(value, dict):
+        result = {}
+        for key, item in value.items():
+            result[key], found = _interpolate(item, source, lines, (*path, key))
+            originals.update(found)
+        return result, originals
+    if isinstance(value, list):
+        items = []
+        for position, item in enumerate(value):
+            new_item, found = _interpolate(item, source, lines, (*path, position))
+            items.append(new_item)
+            originals.update(found)
+        return items, originals
+    return value, originals
+
+
+def _dotted(path: Sequence[str | int]) -> str:
+    return ".".join(str(part) for part in path)
+
+
+def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
+    """``a.b.c=value`` -> (("a", "b", "c"), value), the value read as YAML (so 0.5 is a float)."""
+    key, separator, raw = text.partition("=")
+    if not separator or not key.strip():
+        raise RecipeError("--set", None, text, "expected KEY.PATH=VALUE")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as error:
+        raise RecipeError("--set", None, key, f"value is not valid YAML: {error}") from None
+    return tuple(part for part in key.strip().split(".")), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple[str, ...]]:
+    """Apply ``--set`` overrides in place; returns the overridden paths (for error locations)."""
+    touched: set[tuple[str, ...]] = set()
+    for text in overrides:
+        path, value = parse_override(text)
+        node: Any = data
+        for part in path[:-1]:
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+                continue
+            if not isinstance(node, dict):
+                raise RecipeError("--set", None, ".".join(path), f"cannot set inside a {type(node).__name__}")
+            node = node.setdefault(part, {})
+        last = path[-1]
+        if isinstance(node, list) and last.isdigit() and int(last) < len(node):
+            node[int(last)] = value
+        elif isinstance(node, dict):
+            node[last] = value
+        else:
+            raise RecipeError("--set", None, ".".join(path), f"cannot set inside a {type(node).__name__}")
+        touched.add(path)
+    return touched
+
+
+def _humanise(error: dict[str, Any]) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field (check the spelling; see schemas/recipe.schema.json)"
+    if error["type"] == "missing":
+        return "required field is missing"
+    return str(error["msg"])
+
+
+class LoadedRecipe(BaseModel):
+    """A validated recipe plus what is needed to write it back without secrets."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    recipe: Recipe
+    source: str
+    placeholders: dict[str, str] = Field(default_factory=dict, description="dotted path -> original ${VAR} text")
+
+    def resolved_dict(self) -> dict[str, Any]:
+        """The recipe with every default filled in and every ``${VAR}`` value put back as its placeholder."""
+        data = self.recipe.model_dump(mode="json")
+        for dotted, original in self.placeholders.items():
+            node: Any = data
+            parts = [int(p) if p.isdigit() else p for p in dotted.split(".")]
+            try:
+                for part in parts[:-1]:
+                    node = node[part]
+                node[parts[-1]] = original
+            except (KeyError, IndexError, TypeError):
+                continue
+        return data
+
+    def resolved_yaml(self) -> str:
+        return yaml.safe_dump(self.resolved_dict(), sort_keys=False, allow_unicode=True)
+
+
+def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[str] = ()) -> LoadedRecipe:
+    """Parse, interpolate, override and validate a recipe; every failure is a ``RecipeError``."""
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(error, "problem", None) or str(error)
+        raise RecipeError(source, line, "", f"invalid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise RecipeError(source, 1, "", "a recipe must be a YAML mapping (name, env, teacher, ...)")
+    lines = _line_index(node) if node is not None else {}
+    data, originals = _interpolate(data, source, lines)
+    overridden = apply_overrides(data, overrides)
+    try:
+        recipe = Recipe.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        path = tuple(str(part) for part in first["loc"])
+        if any(path[: len(touched)] == touched for touched in overridden):
+            raise RecipeError("--set", None, _dotted(path), _humanise(first)) from None
+        typed_path = tuple(int(p) if p.isdigit() else p for p in path)
+        raise RecipeError(source, _nearest_line(lines, typed_path), _dotted(path), _humanise(first)) from None
+    placeholders = {_dotted(path): original for path, original in originals.items()}
+    return LoadedRecipe(recipe=recipe, source=source, placeholders=placeholders)
+
+
+def load_recipe(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> LoadedRecipe:
+    """Load a recipe file (or a bundled recipe by name, e.g. ``quickstart``)."""
+    candidate = Path(path)
+    if not candidate.exists():
+        bundled = bundled_recipes().get(str(path))
+        if bundled is None:
+            names = ", ".join(bundled_recipes()) or "none"
+            raise RecipeError(str(path), None, "", f"no such recipe file (bundled recipes: {names})")
+        candidate = bundled
+    try:
+        text = candidate.read_text(encoding="utf-8")
+    except OSError as error:
+        raise RecipeError(str(candidate), None, "", f"cannot read: {error.strerror}") from None
+    return load_recipe_text(text, str(candidate), overrides)
+
+
+def bundled_recipes() -> dict[str, Path]:
+    """Recipes shipped in ``recipes/`` (from a source checkout) by name."""
+    folder = Path(__file__).resolve().parent.parent / "recipes"
+    if not folder.is_dir():
+        return {}
+    return {path.stem: path for path in sorted(folder.glob("*.yaml"))}

@@ -1,0 +1,103 @@
+"""Recipes: located errors, overrides, ${ENV} secrets that never reach the run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prefbuild.recipe import RecipeError, bundled_recipes, load_recipe, load_recipe_text
+
+BASE = """\
+name: demo
+seed: 3
+env:
+  name: household
+  protocol: agentbench
+  num_tasks: 4
+teacher:
+  backend: openai
+  model: qwen
+  base_urls: ["http://127.0.0.1:8000/v1"]
+  sampling:
+    temperature: 0.2
+    max_tokens: 64
+"""
+
+
+def test_bundled_recipes_are_valid() -> None:
+    names = set(bundled_recipes())
+    assert {"quickstart", "simulate", "alfworld-roundwise"} <= names
+    for name in names:
+        assert load_recipe(name).recipe.name == name
+
+
+def test_wrong_type_three_levels_deep_names_file_line_and_path(tmp_path: Path) -> None:
+    path = tmp_path / "recipe.yaml"
+    path.write_text(BASE.replace("temperature: 0.2", "temperature: hot"))
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    assert str(caught.value).startswith(f"{path}:12 teacher.sampling.temperature: ")
+    assert caught.value.line == 12
+
+
+def test_out_of_range_value(tmp_path: Path) -> None:
+    with pytest.raises(RecipeError, match=r"recipe.yaml:12 teacher.sampling.temperature: .*greater than or equal to 0"):
+        load_recipe_text(BASE.replace("temperature: 0.2", "temperature: -1"), "recipe.yaml")
+
+
+def test_unknown_and_missing_fields() -> None:
+    with pytest.raises(RecipeError, match=r"r.yaml:13 teacher.sampling.max_token: unknown field"):
+        load_recipe_text(BASE.replace("max_tokens", "max_token"), "r.yaml")
+    with pytest.raises(RecipeError, match=r"r.yaml:3 env.protocol: required field is missing"):
+        load_recipe_text(BASE.replace("  protocol: agentbench\n", ""), "r.yaml")
+
+
+def test_invalid_yaml_reports_line() -> None:
+    with pytest.raises(RecipeError, match=r"r.yaml:3: invalid YAML"):
+        load_recipe_text("name: x\nenv:\n  name: a: b\n", "r.yaml")
+    with pytest.raises(RecipeError, match="must be a YAML mapping"):
+        load_recipe_text("- a\n- b\n", "r.yaml")
+
+
+def test_set_overrides_are_typed_and_located() -> None:
+    loaded = load_recipe_text(BASE, "r.yaml", ["teacher.sampling.temperature=0", "env.num_tasks=9", "seed=11"])
+    assert loaded.recipe.teacher.sampling.temperature == 0.0
+    assert loaded.recipe.env.num_tasks == 9
+    assert loaded.recipe.seed == 11
+    with pytest.raises(RecipeError, match=r"^--set teacher.sampling.temperature: "):
+        load_recipe_text(BASE, "r.yaml", ["teacher.sampling.temperature=-3"])
+    with pytest.raises(RecipeError, match=r"KEY\.PATH=VALUE"):
+        load_recipe_text(BASE, "r.yaml", ["novalue"])
+
+
+def test_env_interpolation_and_secrets_stay_out_of_resolved_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PREFBUILD_TEST_URL", "http://10.0.0.1:9000/v1")
+    text = BASE.replace('["http://127.0.0.1:8000/v1"]', '["${PREFBUILD_TEST_URL}"]')
+    text += "publish:\n  repo_id: ${NO_SUCH:-me}/ds\n"
+    loaded = load_recipe_text(text, "r.yaml")
+    assert loaded.recipe.teacher.base_urls == ["http://10.0.0.1:9000/v1"]
+    assert loaded.recipe.publish.repo_id == "me/ds"
+    resolved = loaded.resolved_yaml()
+    assert "10.0.0.1" not in resolved
+    assert "${PREFBUILD_TEST_URL}" in resolved
+    assert "temperature: 0.2" in resolved  # defaults and values are filled in
+
+
+def test_missing_env_var_is_located() -> None:
+    text = BASE.replace("model: qwen", "model: ${PREFBUILD_SURELY_UNSET}")
+    with pytest.raises(RecipeError, match=r"r.yaml:9 teacher.model: environment variable PREFBUILD_SURELY_UNSET"):
+        load_recipe_text(text, "r.yaml")
+
+
+def test_generation_hash_ignores_endpoints_and_task_count() -> None:
+    a = load_recipe_text(BASE, "r").recipe
+    b = load_recipe_text(BASE, "r", ["teacher.base_urls=[http://other/v1]", "env.num_tasks=100"]).recipe
+    c = load_recipe_text(BASE, "r", ["teacher.sampling.temperature=0.9"]).recipe
+    assert a.generation_hash() == b.generation_hash()
+    assert a.generation_hash() != c.generation_hash()
+
+
+def test_missing_recipe_file() -> None:
+    with pytest.raises(RecipeError, match="no such recipe file"):
+        load_recipe("surely/not/here.yaml")
