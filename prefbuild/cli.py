@@ -158,6 +158,67 @@ def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
 
 
 # --------------------------------------------------------------------------------------
+# generate / merge
+
+RECIPE_HELP = "A recipe file, or the name of a bundled recipe (see `prefbuild recipes`)."
+
+
+def _recipe_options(function: Any) -> Any:
+    function = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                            help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable).")(function)
+    function = click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
+                            help="Run directory (default: output.dir of the recipe, or runs/<name>).")(function)
+    function = click.option("--limit", type=int, help="Run at most N episodes.")(function)
+    function = click.option("--shard", metavar="K/N", help="Run only slice K of N (0-based) of the tasks.")(function)
+    function = click.option("--new", is_flag=True,
+                            help="If the run directory belongs to another recipe, use a fresh sibling.")(function)
+    function = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(function)
+    return function
+
+
+@main.command()
+@click.argument("recipe")
+@_recipe_options
+def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None, shard: str | None,
+             new: bool, quiet: bool) -> None:
+    """Generate trajectories from a recipe: the teacher plays the env, every episode is saved.
+
+    Resumable: re-running the same recipe into the same run directory skips finished
+    episodes. Exits 1 if any episode failed (its trajectory is kept with stop reason `error`).
+
+    \b
+    Examples:
+      prefbuild generate quickstart
+      prefbuild generate recipes/simulate.yaml --set env.num_tasks=200 --out runs/sim
+      prefbuild generate my.yaml --shard 0/4      # on machine 1 of 4; then `prefbuild merge`
+    """
+    from prefbuild.generate import exit_code, print_summary
+    from prefbuild.generate import generate as run_generate
+
+    result = run_generate(load_recipe(recipe, overrides), out=out, shard=shard, limit=limit, quiet=quiet, new=new)
+    if not quiet:
+        print_summary(result)
+    click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
+    sys.exit(exit_code(result))
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="New run directory.")
+def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
+    """Combine shard run directories of one recipe; refuses duplicate episodes.
+
+    \b
+    Examples:
+      prefbuild merge runs/big-0 runs/big-1 runs/big-2 runs/big-3 -o runs/big
+    """
+    from prefbuild.merge import merge_run_dirs
+
+    manifest = merge_run_dirs(run_dirs, out)
+    click.echo(f"merged {len(run_dirs)} run directories into {out}: {manifest.counts.get('episodes', 0)} episodes")
+
+
+# --------------------------------------------------------------------------------------
 # Stages that later work fills in. Each stub keeps its place in --help.
 
 
@@ -173,7 +234,6 @@ def _stub(name: str, summary: str) -> click.Command:
 
 STAGE_SUMMARIES = {
     "run": "Run every stage of a recipe: generate -> label -> pair -> export.",
-    "generate": "Generate trajectories from a recipe (env x teacher).",
     "label": "Label failure modes in trajectory files.",
     "pair": "Build chosen/rejected pairs from labelled trajectories.",
     "export": "Export pairs for a trainer (TRL, LLaMA-Factory, ms-swift) as a dataset directory.",

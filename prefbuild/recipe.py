@@ -76,7 +76,6 @@ class SamplingConfig(Section):
     min_p: float | None = Field(default=None, ge=0, le=1)
     repetition_penalty: float | None = Field(default=None, gt=0)
     chat_template_kwargs: dict[str, Any] | None = None
-    structured_outputs: dict[str, Any] | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -1,0 +1,87 @@
+"""Run directories: resume skips finished episodes, another recipe is refused, merge refuses duplicates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefbuild.errors import PrefbuildError
+from prefbuild.generate import generate
+from prefbuild.merge import merge_run_dirs
+from prefbuild.recipe import load_recipe_text
+from prefbuild.rundir import finished_episode_ids, read_manifest
+from tests.rollout.toy import ProgrammedTeacher
+
+RECIPE = """\
+name: toy
+seed: 1
+env: {name: count, protocol: count, num_tasks: 6, max_steps: 5}
+teacher: {backend: openai, model: toy, base_urls: ["${TOY_URL:-http://127.0.0.1:9/v1}"], concurrency: 2}
+"""
+
+
+@pytest.fixture(autouse=True)
+def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefbuild import envs
+
+    monkeypatch.setitem(envs.BUILTIN_ENVS, "count", "tests.rollout.toy:CountEnv")
+
+
+def loaded(*overrides: str):
+    return load_recipe_text(RECIPE, "toy.yaml", list(overrides))
+
+
+def expert() -> ProgrammedTeacher:
+    return ProgrammedTeacher(lambda messages, n: "ACTION: inc")
+
+
+def test_generate_writes_run_dir_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = generate(loaded(), out=out, limit=4, quiet=True, teacher=expert())
+    assert first.stats.done == 4 and first.planned == 4
+    assert (out / "recipe.yaml").read_text().count("${TOY_URL:-http://127.0.0.1:9/v1}") == 1
+    manifest = read_manifest(out)
+    assert manifest.counts["episodes"] == 4 and manifest.stages == ["generate"]
+    assert manifest.usage.requests > 0 and "pydantic" in manifest.versions
+    # Resume: the 4 finished are skipped, only the other 2 run.
+    second = generate(loaded(), out=out, quiet=True, teacher=expert())
+    assert second.stats.skipped == 4 and second.stats.done == 2
+    assert len(finished_episode_ids(out)) == 6
+    lines = (out / "trajectories" / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == len({json.loads(line)["id"] for line in lines}) == 6
+    third = generate(loaded(), out=out, quiet=True, teacher=expert())
+    assert third.stats.done == 0 and third.stats.skipped == 6
+
+
+def test_other_recipe_is_refused_unless_new(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    generate(loaded(), out=out, limit=1, quiet=True, teacher=expert())
+    with pytest.raises(PrefbuildError, match="different recipe"):
+        generate(loaded("seed=2"), out=out, quiet=True, teacher=expert())
+    other = generate(loaded("seed=2"), out=out, limit=1, quiet=True, new=True, teacher=expert())
+    assert other.run_dir == tmp_path / "run-2"
+    # Endpoints and task counts are not part of the generation hash: same run dir is fine.
+    generate(loaded("env.num_tasks=7", "teacher.base_urls=[http://127.0.0.1:8/v1]"), out=out, limit=1, quiet=True,
+             teacher=expert())
+
+
+def test_failed_teacher_counts_errors(tmp_path: Path) -> None:
+    result = generate(loaded(), out=tmp_path / "run", quiet=True,
+                      teacher=ProgrammedTeacher(lambda messages, n: "<fail>"))
+    assert result.stats.errors == 6
+    assert "all endpoints down" in result.stats.first_error
+    assert read_manifest(tmp_path / "run").counts["errors"] == 6
+
+
+def test_shards_then_merge(tmp_path: Path) -> None:
+    for k in range(3):
+        generate(loaded(), out=tmp_path / f"s{k}", shard=f"{k}/3", quiet=True, teacher=expert())
+    merged = merge_run_dirs([tmp_path / f"s{k}" for k in range(3)], tmp_path / "all")
+    assert merged.counts["episodes"] == 6
+    assert len(finished_episode_ids(tmp_path / "all")) == 6
+    with pytest.raises(PrefbuildError, match="duplicate episode"):
+        merge_run_dirs([tmp_path / "s0", tmp_path / "s0"], tmp_path / "dup")
+    with pytest.raises(PrefbuildError, match="--shard"):
+        generate(loaded(), out=tmp_path / "bad", shard="3/3", quiet=True, teacher=expert())
