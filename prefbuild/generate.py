@@ -16,10 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from prefbuild.envs import get_protocol
 from prefbuild.errors import PrefbuildError
 from prefbuild.recipe import LoadedRecipe, Recipe
-from prefbuild.rollout import EpisodeRunner, RolloutStats, Shard, plan_episodes, rollout
+from prefbuild.rollout import EpisodeRunner, RolloutStats, Shard, make_protocol, plan_episodes, rollout
 from prefbuild.rundir import (
     TRAJECTORIES,
     finished_episode_ids,
@@ -139,7 +138,7 @@ async def _generate_async(
     done_ids = finished_episode_ids(run_dir)
     todo = [episode for episode in planned if episode.id not in done_ids]
     stats = RolloutStats(total=len(planned), skipped=len(planned) - len(todo))
-    protocol = get_protocol(recipe.env.name, recipe.env.protocol)
+    protocol = make_protocol(recipe)
     if not todo:
         return GenerateResult(run_dir, stats, len(planned))
     owned = teacher is None

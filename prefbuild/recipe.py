@@ -54,6 +54,7 @@ class EnvConfig(Section):
     task_types: list[str] | None = None
     max_steps: int = Field(default=35, ge=1)
     options: dict[str, Any] = Field(default_factory=dict, description="Env-specific options (data_file, intro...).")
+    protocol_options: dict[str, Any] = Field(default_factory=dict, description="Protocol options (fewshot...).")
 
 
 class LaunchConfig(Section):

@@ -20,12 +20,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import hashlib
+import inspect
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefbuild.envs import Env, EnvTask, Protocol, get_env
+from prefbuild.envs import Env, EnvTask, Protocol, get_env, get_protocol
 from prefbuild.errors import PrefbuildError
 from prefbuild.recipe import Recipe
 from prefbuild.records import (
@@ -112,6 +113,23 @@ def plan_episodes(recipe: Recipe, shard: Shard | None = None, limit: int | None 
     return episodes[:limit] if limit is not None else episodes
 
 
+def make_protocol(recipe: Recipe) -> Protocol:
+    """The recipe's protocol, given the env dialect when the protocol takes one (few-shot text differs)."""
+    options = dict(recipe.env.protocol_options)
+    env_class = get_env(recipe.env.name)
+    protocol_class = env_class.protocols.get(recipe.env.protocol)
+    if protocol_class is None:
+        known = ", ".join(sorted(env_class.protocols)) or "none"
+        raise PrefbuildError(f"env {recipe.env.name!r} has no protocol {recipe.env.protocol!r}; known: {known}")
+    if recipe.env.dialect is not None and "dialect" in inspect.signature(protocol_class).parameters:
+        options.setdefault("dialect", recipe.env.dialect)
+    try:
+        return get_protocol(recipe.env.name, recipe.env.protocol, **options)
+    except TypeError as error:
+        message = f"protocol {recipe.env.protocol!r} rejected its options {sorted(options)}: {error}"
+        raise PrefbuildError(message) from None
+
+
 def sampling_from_recipe(recipe: Recipe) -> Sampling:
     """The per-request sampling of an episode turn (one completion per turn)."""
     config = recipe.teacher.sampling
@@ -160,7 +178,7 @@ class EpisodeRunner:
             turn = protocol.observation_turn(observation, first=True, task=task, admissible=admissible)
         except Exception as error:  # an env that cannot start this task is recorded, not fatal
             return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage)
-        role = Role(protocol.observation_role)
+        role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
         tools = protocol.tools()
         for index in range(recipe.env.max_steps):
@@ -250,6 +268,7 @@ class EpisodeRunner:
             next_turn = protocol.observation_turn(feedback, first=False, task=task, admissible=admissible)
             history[-1] = Message(role=role, content=history_form)
             history.append(Message(role=Role.assistant, content=text))
+            role = Role(protocol.turn_role(unparsed_reply=parsed.action is None))
             history.append(Message(role=role, content=next_turn))
             turn = next_turn
         else:

@@ -77,6 +77,19 @@ class Protocol(ABC):
     name: ClassVar[str]
     # Role of observation turns: "user", or "tool" for tool-calling protocols.
     observation_role: ClassVar[str] = "user"
+    # Tool-calling protocols show the task itself as a user turn (chat templates reject a
+    # tool turn straight after the system prompt) and answer a turn without a tool call as
+    # the user, not as a tool result. None means ``observation_role``.
+    first_observation_role: ClassVar[str | None] = None
+    unparsed_reply_role: ClassVar[str | None] = None
+
+    def turn_role(self, *, first: bool = False, unparsed_reply: bool = False) -> str:
+        """The role of an observation turn: the task turn, an env reply, or a reply to a turn without action."""
+        if first and self.first_observation_role:
+            return self.first_observation_role
+        if unparsed_reply and self.unparsed_reply_role:
+            return self.unparsed_reply_role
+        return self.observation_role
 
     @abstractmethod
     def prefix_messages(self, task: EnvTask) -> list[Message]:
