@@ -237,14 +237,16 @@ STAGE_SUMMARIES = {
     "label": "Label failure modes in trajectory files.",
     "pair": "Build chosen/rejected pairs from labelled trajectories.",
     "export": "Export pairs for a trainer (TRL, LLaMA-Factory, ms-swift) as a dataset directory.",
-    "publish": "Publish a dataset directory to the Hugging Face Hub.",
-    "inspect": "Show pairs or trajectories in the terminal.",
-    "stats": "Print statistics of trajectories or pairs.",
-    "envs": "List environments, task types, dialects and protocols; play a task.",
 }
 
 
 def _register_stages() -> None:
+    from prefbuild.commands_publish import COMMANDS as PUBLISH_COMMANDS
+    from prefbuild.envs.cli import envs
+
+    main.add_command(envs)
+    for command in PUBLISH_COMMANDS:
+        main.add_command(command)
     for name, summary in STAGE_SUMMARIES.items():
         if name not in main.commands:
             main.add_command(_stub(name, summary))

@@ -1,0 +1,225 @@
+"""``HouseholdEnv``: the ALFWorld-compatible household world behind prefbuild's env contract.
+
+One instance plays one episode at a time. ``snapshot``/``restore`` and ``clone`` let pair
+strategies try several actions from one state; ``expert_steps_remaining`` ranks those tries.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
+from prefbuild.envs.household import catalog, priors
+from prefbuild.envs.household.engine import DIALECTS, Engine, Snapshot
+from prefbuild.envs.household.expert import DEFAULT_LIMIT, EXPERTS, ORACLE, expert_action, plan_length
+from prefbuild.envs.household.protocols import PROTOCOLS
+from prefbuild.envs.household.tasks import HouseholdTask, check_split, iter_tasks, resolve_task_types
+from prefbuild.records import TaskInfo
+
+INTROS: tuple[str, ...] = ("benchmark", "raw")
+_OPTIONS = ("close_after_search",)
+
+
+def task_info(task: HouseholdTask) -> TaskInfo:
+    """The ``TaskInfo`` record of a generated task (``meta`` carries the game parameters)."""
+    goal, scene = task.goal, task.scene
+    return TaskInfo(
+        id=task.id,
+        type=goal.task_type,
+        goal=goal.sentence,
+        split=task.split,
+        seed=task.seed,
+        meta={
+            "room": scene.room,
+            "index": task.index,
+            "scene": scene.scene_number,
+            "short": goal.spec.short,
+            "object": goal.object_type,
+            "receptacle": goal.receptacle_type,
+            "toggle": goal.toggle_type,
+            "template": goal.template,
+            "folder": task.folder,
+            "receptacles": len(scene.receptacles),
+            "objects": len(scene.objects),
+        },
+    )
+
+
+class HouseholdEnv(Env):
+    """ALFWorld (TextWorld) household tasks, generated procedurally, in the classic or modern dialect.
+
+    ``intro``: ``benchmark`` (banner dropped, blocks joined by one newline, as ReAct/AgentBench/ETO
+    show it) or ``raw`` (the engine text). ``expert``: ``oracle`` (full knowledge) or
+    ``searching`` (ALFWorld's handcoded search order). Option ``close_after_search`` (searching
+    expert closes what it opened while searching; default True).
+    """
+
+    name: ClassVar[str] = "household"
+    dialects: ClassVar[tuple[str, ...]] = DIALECTS
+    protocols: ClassVar[dict[str, type[Protocol]]] = PROTOCOLS
+
+    def __init__(self, dialect: str = "classic", intro: str = "benchmark", expert: str = ORACLE, **options: Any):
+        if dialect not in DIALECTS:
+            raise ValueError(f"household: unknown dialect {dialect!r}; known: {', '.join(DIALECTS)}")
+        if intro not in INTROS:
+            raise ValueError(f"household: unknown intro {intro!r}; known: {', '.join(INTROS)}")
+        if expert not in EXPERTS:
+            raise ValueError(f"household: unknown expert {expert!r}; known: {', '.join(EXPERTS)}")
+        unknown = sorted(set(options) - set(_OPTIONS))
+        if unknown:
+            raise ValueError(f"household: unknown option(s) {', '.join(unknown)}; known: {', '.join(_OPTIONS)}")
+        self.dialect = dialect
+        self.intro = intro
+        self.expert = expert
+        self.close_after_search = bool(options.get("close_after_search", True))
+        self._engine: Engine | None = None
+        self._task: EnvTask | None = None
+        self._initial_plan = 0
+        self._epoch = 0
+        self._plan_cache: tuple[tuple[int, int], int] | None = None
+
+    # --- tasks -------------------------------------------------------------------------------
+
+    def tasks(self, split: str, n: int, seed: int, task_types: Sequence[str] | None = None) -> Iterator[EnvTask]:
+        check_split(split)
+        resolve_task_types(task_types)  # unknown names fail here, not at the first next()
+        if n < 0:
+            raise ValueError(f"household: n must be >= 0, got {n}")
+        return (EnvTask(info=task_info(t), payload=t) for t in iter_tasks(split, n, seed, task_types))
+
+    # --- episode -----------------------------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        """The live engine (read its views: ``here()``, ``holding()``, ``contents_of()``...)."""
+        if self._engine is None:
+            raise RuntimeError("household: call reset(task) before using the env")
+        return self._engine
+
+    @property
+    def task(self) -> EnvTask:
+        if self._task is None:
+            raise RuntimeError("household: call reset(task) before using the env")
+        return self._task
+
+    def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
+        payload = task.payload
+        if not isinstance(payload, HouseholdTask):
+            raise TypeError(f"household: task {task.info.id!r} has no household payload (got {type(payload).__name__})")
+        self._task = task
+        self._engine = Engine(payload.scene, payload.goal, self.dialect)
+        self._epoch += 1
+        self._plan_cache = None
+        self._initial_plan = self.expert_steps_remaining()
+        observation = self._engine.intro(raw=self.intro == "raw")
+        return observation, {"won": False, "task_id": task.info.id, "task_type": payload.goal.task_type}
+
+    def step(self, action: str) -> StepResult:
+        engine = self.engine
+        observation, valid = engine.step(action)
+        won = engine.won
+        command = action.strip() if isinstance(action, str) else ""
+        return StepResult(
+            observation=observation,
+            reward=1.0 if won else 0.0,
+            done=won,
+            info={"valid": valid, "won": won, "command": command},
+        )
+
+    def admissible_actions(self) -> list[str]:
+        return self.engine.admissible()
+
+    def expert_action(self) -> str | None:
+        return expert_action(self.engine, self.expert, self.close_after_search)
+
+    def expert_steps_remaining(self) -> int:
+        """Steps the oracle still needs to win from here (0 once won)."""
+        engine = self.engine
+        key = (self._epoch, engine.version)
+        if self._plan_cache is not None and self._plan_cache[0] == key:
+            return self._plan_cache[1]
+        steps = plan_length(engine, ORACLE)
+        remaining = DEFAULT_LIMIT if steps is None else steps
+        self._plan_cache = (key, remaining)
+        return remaining
+
+    def progress(self) -> float:
+        """``1 - remaining / initial`` oracle steps, clamped to [0, 1]; 1.0 once won."""
+        if self.engine.won:
+            return 1.0
+        if self._initial_plan <= 0:
+            return 0.0
+        return min(1.0, max(0.0, 1.0 - self.expert_steps_remaining() / self._initial_plan))
+
+    # --- branching ---------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The current episode state; pass it to ``restore`` any number of times."""
+        return self.engine.snapshot()
+
+    def restore(self, snapshot: Snapshot) -> None:
+        self.engine.restore(snapshot)
+        self._epoch += 1
+
+    def clone(self) -> HouseholdEnv:
+        """An independent env at the same state of the same episode (cheap: shares the scene)."""
+        twin = HouseholdEnv(self.dialect, self.intro, self.expert, close_after_search=self.close_after_search)
+        if self._engine is not None:
+            twin._engine = self._engine.clone()
+            twin._task = self._task
+            twin._initial_plan = self._initial_plan
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> HouseholdEnv:
+        return self.clone()
+
+    # --- simulated failures --------------------------------------------------------------------
+
+    def failure_action(self, mode: str, rng: random.Random) -> str | None:
+        if mode == "implausible_location":
+            return self._implausible_location(rng)
+        if mode == "invalid_action":
+            return self._hallucinated(rng)
+        return None
+
+    def _needed_receptacles(self) -> set[int]:
+        e = self.engine
+        goal = e.goal
+        needed = set(e.dest_receptacles)
+        needed.update(e.where[o] for o in (*e.target_objects, *e.lamps) if e.where[o] >= 0)
+        if goal.state is not None:
+            needed.update(e.c.receptacles_of_type(catalog.STATE_RULES[goal.state][1]))
+        return needed
+
+    def _implausible_location(self, rng: random.Random) -> str | None:
+        """``go to``/``open`` a receptacle where the goal object is implausible and the task has no use."""
+        e = self.engine
+        c = e.c
+        needed = self._needed_receptacles()
+        commands = []
+        for r, r_type in enumerate(c.r_type):
+            if r in needed or priors.is_plausible(e.goal.object_type, r_type):
+                continue
+            if c.r_loc[r] != e.loc:
+                commands.append(c.cmd_goto[r])
+            elif c.r_openable[r] and not e.opened[r]:
+                commands.append(c.cmd_open[r])
+        return rng.choice(sorted(commands)) if commands else None
+
+    def _hallucinated(self, rng: random.Random) -> str:
+        """A command naming an object that does not exist (``take knife 7 from countertop 1``)."""
+        e = self.engine
+        c = e.c
+        kinds = sorted({e.goal.object_type, *catalog.ROOM_OBJECTS[c.scene.room]})
+        kind = e.goal.object_type if rng.random() < 0.6 else rng.choice(kinds)
+        fake = f"{kind} {len(c.objects_of_type(kind)) + rng.randint(1, 5)}"
+        here = [c.r_name[r] for r in c.loc_receps[e.loc]] or [rng.choice(c.r_name)]
+        recep = rng.choice(here)
+        if e.held >= 0:
+            return rng.choice(
+                (f"examine {fake}", f"use {fake}", f"heat {fake} with {recep}", f"clean {fake} with {recep}")
+            )
+        put = f"move {fake} to {recep}" if e.modern else f"put {fake} in/on {recep}"
+        return rng.choice((f"take {fake} from {recep}", f"take {fake} from {recep}", put, f"examine {fake}"))

@@ -1,0 +1,263 @@
+"""Scenes: receptacle layouts (fixed per floor plan) and object placements (per task).
+
+A *layout* is the furniture of one floor plan: receptacle types, instance numbers, which
+cabinets/drawers open, and which receptacles share a location. It depends only on
+``(room, scene_number)``, like ALFRED's fixed floor plans, so a split that must not reuse a
+layout (``valid_unseen``) can be kept disjoint by scene number alone. A *scene* adds the objects.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+
+from prefbuild.envs.household import catalog
+
+
+@dataclass(frozen=True)
+class Receptacle:
+    """A piece of furniture or an appliance. ``location`` is the ``loc N`` number (1-based)."""
+
+    type: str
+    number: int
+    openable: bool
+    location: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.type} {self.number}"
+
+
+@dataclass(frozen=True)
+class SceneObject:
+    """An object lying in receptacle ``receptacle`` (a receptacle name) at the start."""
+
+    type: str
+    number: int
+    receptacle: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.type} {self.number}"
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A room with its receptacles and objects; immutable, shared by every episode on it."""
+
+    room: str
+    scene_number: int
+    receptacles: tuple[Receptacle, ...]
+    objects: tuple[SceneObject, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        problems = scene_problems(self)
+        if problems:
+            raise ValueError(f"invalid scene {self.room}-{self.scene_number}: " + "; ".join(problems))
+
+    @cached_property
+    def receptacle_by_name(self) -> dict[str, Receptacle]:
+        return {r.name: r for r in self.receptacles}
+
+    def with_objects(self, objects: Iterable[SceneObject]) -> Scene:
+        return Scene(self.room, self.scene_number, self.receptacles, tuple(objects))
+
+
+def listing_key(type_name: str, number: int) -> tuple[str, int]:
+    """Spec 1.2 listing order: type name ascending, then instance number descending."""
+    return (type_name, -number)
+
+
+def scene_problems(scene: Scene) -> list[str]:
+    """Every rule a scene breaks (empty when valid): unique names, global per-type numbering from 1,
+    objects inside existing receptacles that may hold them, receptacle/object type names known."""
+    problems: list[str] = []
+    receptacle_names = {r.name: r for r in scene.receptacles}
+    if len(receptacle_names) != len(scene.receptacles):
+        problems.append("duplicate receptacle names")
+    object_names = [o.name for o in scene.objects]
+    if len(set(object_names)) != len(object_names):
+        problems.append("duplicate object names")
+    if any(r.location < 1 for r in scene.receptacles):
+        problems.append("receptacle locations are numbered from 1 (0 is the middle of the room)")
+    for recep in scene.receptacles:
+        if recep.type not in catalog.CAN_CONTAIN:
+            problems.append(f"unknown receptacle type {recep.type!r}")
+        if recep.openable and recep.type not in catalog.OPENABLE_TYPES:
+            problems.append(f"{recep.name} cannot be openable")
+    for obj in scene.objects:
+        if obj.type not in catalog.OBJECT_TYPES:
+            problems.append(f"unknown object type {obj.type!r}")
+        holder = receptacle_names.get(obj.receptacle)
+        if holder is None:
+            problems.append(f"{obj.name} lies in unknown receptacle {obj.receptacle!r}")
+        elif obj.type in catalog.PICKUPABLE and obj.type not in catalog.CAN_CONTAIN.get(holder.type, ()):
+            problems.append(f"{obj.name} cannot be in {holder.name}")
+    numbers: dict[str, list[int]] = {}
+    for entity in (*scene.receptacles, *scene.objects):
+        numbers.setdefault(entity.type, []).append(entity.number)
+    for type_name, used in numbers.items():
+        if sorted(used) != list(range(1, len(used) + 1)):
+            problems.append(f"{type_name} instances must be numbered 1..{len(used)}, got {sorted(used)}")
+    return problems
+
+
+# --- layouts --------------------------------------------------------------------------------------
+
+LAYOUTS_PER_ROOM = 60
+
+
+def scene_numbers(room: str, unseen: bool) -> tuple[int, ...]:
+    """Floor plans of ``room`` for seen (train, valid_seen) or unseen (valid_unseen) splits.
+
+    Every tenth plan is held out, so the two sets are disjoint by construction."""
+    base = catalog.ROOM_SCENE_BASE[room]
+    return tuple(base + k for k in range(1, LAYOUTS_PER_ROOM + 1) if (k % 10 == 0) == unseen)
+
+
+def _instance_count(spec: catalog.ReceptacleSpec, rng: random.Random) -> int:
+    if spec.low == spec.high:
+        return spec.low
+    # Log-normal around the median: most rooms near it, a few large kitchens.
+    value = round(spec.median * math.exp(rng.gauss(0.0, 0.45)))
+    return max(spec.low, min(spec.high, value))
+
+
+_GROUPED = {"cabinet": (1, 1, 2, 2, 3), "drawer": (1, 1, 2, 3), "shelf": (1, 2, 3), "stoveburner": (2,)}
+
+
+@lru_cache(maxsize=512)
+def layout(room: str, scene_number: int) -> tuple[Receptacle, ...]:
+    """The fixed receptacles of floor plan ``scene_number`` of ``room``; pure and cached."""
+    if room not in catalog.ROOM_RECEPTACLES:
+        raise ValueError(f"unknown room kind {room!r}; known: {', '.join(catalog.ROOM_KINDS)}")
+    rng = random.Random(f"household-layout/{room}/{scene_number}")
+    groups: list[list[tuple[str, int, bool]]] = []
+    for spec in catalog.ROOM_RECEPTACLES[room]:
+        if spec.share < 1.0 and rng.random() >= spec.share:
+            continue
+        count = _instance_count(spec, rng)
+        instances = []
+        for number in range(1, count + 1):
+            if spec.type in catalog.ALWAYS_OPENABLE_TYPES:
+                openable = True
+            elif spec.type in catalog.OPENABLE_TYPES:
+                openable = rng.random() < catalog.OPENABLE_SHARE
+            else:
+                openable = False
+            instances.append((spec.type, number, openable))
+        sizes = _GROUPED.get(spec.type, (1,))
+        position = 0
+        while position < len(instances):
+            size = rng.choice(sizes)
+            groups.append(instances[position : position + size])
+            position += size
+    loc_numbers = list(range(1, len(groups) + 1))
+    rng.shuffle(loc_numbers)
+    receptacles = [
+        Receptacle(type_name, number, openable, loc)
+        for group, loc in zip(groups, loc_numbers, strict=True)
+        for type_name, number, openable in group
+    ]
+    return tuple(sorted(receptacles, key=lambda r: listing_key(r.type, r.number)))
+
+
+# --- object placement -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetRule:
+    """How to place the task's object type: how many, where not, at most one per instance where."""
+
+    object_type: str
+    count: int
+    banned_receptacle_types: frozenset[str] = frozenset()
+    one_per_instance_types: frozenset[str] = frozenset()
+
+
+def _slots(receptacles: Sequence[Receptacle], object_type: str, scenery: bool) -> list[Receptacle]:
+    allowed = catalog.receptacles_for(object_type)
+    return [r for r in receptacles if r.type in allowed and not (scenery and r.openable)]
+
+
+def _pick(slots: Sequence[Receptacle], load: Mapping[str, int], rng: random.Random) -> Receptacle:
+    # Prefer emptier receptacles so contents stay in ALFRED's 0-6 range.
+    weights = [1.0 / (1 + load.get(r.name, 0)) ** 2 for r in slots]
+    return rng.choices(list(slots), weights=weights, k=1)[0]
+
+
+def place_objects(
+    receptacles: Sequence[Receptacle],
+    room: str,
+    rng: random.Random,
+    target: TargetRule | None = None,
+    required_scenery: Mapping[str, int] | None = None,
+) -> list[SceneObject]:
+    """Objects for one scene: the target type by ``target``, other room objects by their shares.
+
+    Objects go only into receptacles that may hold them (table 8.3); scenery only onto surfaces
+    that are not openable. Raises ``ValueError`` when the target or required scenery cannot be
+    placed in these receptacles (the caller then tries another layout).
+    """
+    load: dict[str, int] = {}
+    placed: list[tuple[str, str]] = []  # (type, receptacle name)
+
+    def put(type_name: str, recep: Receptacle) -> None:
+        placed.append((type_name, recep.name))
+        load[recep.name] = load.get(recep.name, 0) + 1
+
+    if target is not None:
+        slots = [
+            r for r in _slots(receptacles, target.object_type, False) if r.type not in target.banned_receptacle_types
+        ]
+        used: set[str] = set()
+        for _ in range(target.count):
+            free = [r for r in slots if not (r.type in target.one_per_instance_types and r.name in used)]
+            if not free:
+                raise ValueError(f"no receptacle can hold another {target.object_type}")
+            recep = _pick(free, load, rng)
+            used.add(recep.name)
+            put(target.object_type, recep)
+
+    scenery = dict(required_scenery or {})
+    for type_name, share in catalog.ROOM_SCENERY[room].items():
+        if type_name not in scenery and rng.random() < share:
+            scenery[type_name] = 1
+    for type_name in sorted(scenery):
+        slots = _slots(receptacles, type_name, True)
+        if not slots:
+            if required_scenery and type_name in required_scenery:
+                raise ValueError(f"no receptacle can hold a {type_name}")
+            continue
+        for _ in range(scenery[type_name]):
+            put(type_name, _pick(slots, load, rng))
+
+    for type_name, share in catalog.ROOM_OBJECTS[room].items():
+        if target is not None and type_name == target.object_type:
+            continue
+        if share < 1.0 and rng.random() >= share:
+            continue
+        slots = _slots(receptacles, type_name, False)
+        if not slots:
+            continue
+        for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
+            put(type_name, _pick(slots, load, rng))
+
+    return _numbered(placed, rng)
+
+
+def _numbered(placed: Sequence[tuple[str, str]], rng: random.Random) -> list[SceneObject]:
+    """Number instances per type 1..n in a random order (real games number by internal id)."""
+    by_type: dict[str, list[str]] = {}
+    for type_name, recep in placed:
+        by_type.setdefault(type_name, []).append(recep)
+    objects: list[SceneObject] = []
+    for type_name in sorted(by_type):
+        receps = by_type[type_name]
+        numbers = list(range(1, len(receps) + 1))
+        rng.shuffle(numbers)
+        objects.extend(SceneObject(type_name, n, recep) for n, recep in zip(numbers, receps, strict=True))
+    return sorted(objects, key=lambda o: listing_key(o.type, o.number))

@@ -1,0 +1,82 @@
+"""``prefbuild stats``: polars aggregations over pair and trajectory files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from prefbuild.commands_publish import stats_command
+from prefbuild.errors import PrefbuildError
+from prefbuild.stats import collect_stats, estimate_tokens, pass_at_k
+
+
+def test_estimate_tokens() -> None:
+    assert estimate_tokens("ACTION: go to desk 1.") == 7
+    assert estimate_tokens("") == 0
+
+
+@pytest.mark.parametrize(("n", "c", "k", "expected"), [(3, 0, 1, 0.0), (3, 3, 2, 1.0), (3, 1, 1, 1 / 3),
+                                                        (4, 1, 2, 0.5), (2, 1, 2, 1.0)])
+def test_pass_at_k(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+def test_run_directory_stats(run_dir: Path) -> None:
+    stats = collect_stats(run_dir)
+    trajectory, pair = stats["trajectory"], stats["pair"]
+    assert trajectory["trajectories"] == 12 and trajectory["tasks"] == 4
+    # success when index % 3 == 0: exactly one success in each task of 3 samples
+    assert trajectory["success_rate"] == pytest.approx(4 / 12, abs=1e-4)
+    assert trajectory["pass_at_k"] == {"pass@1": pytest.approx(1 / 3, abs=1e-4),
+                                       "pass@2": pytest.approx(2 / 3, abs=1e-4)}
+    assert trajectory["labels_by_mode"] == [{"mode": "loop", "count": 8}]
+    assert {row["task_type"] for row in trajectory["success_by_task_type"]} == {
+        "pick_and_place", "pick_clean_then_place", "look_at_obj"}
+    assert pair["pairs"] == 12
+    assert {row["reason"]: row["count"] for row in pair["by_reason"]} == {
+        "loop": 4, "invalid_action": 4, "premature_success": 4}
+    assert {row["split"]: row["count"] for row in pair["by_split"]} == {"train": 9, "test": 3}
+    assert {row["strategy"]: row["count"] for row in pair["by_strategy"]} == {"stepwise": 9, "trajectory": 3}
+    assert pair["by_teacher_model"] == [{"teacher_model": "smollm2-135m-instruct", "count": 12}]
+    assert pair["tokens"]["prompt_tokens"]["p50"] == 48.0
+    assert pair["tokens"]["chosen_tokens"]["max"] == 15
+
+
+def test_cli_json_and_table(run_dir: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(stats_command, [str(run_dir / "pairs.jsonl"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["pair"]["pairs"] == 12 and "trajectory" not in data
+
+    result = runner.invoke(stats_command, [str(run_dir)])
+    assert result.exit_code == 0, result.output
+    for needle in ("12 episodes of 4 tasks", "pass@2=66.7%", "success by task type", "pairs: 12",
+                   "premature_success", "lengths in tokens"):
+        assert needle in result.output, needle
+
+
+def test_bad_file_names_file_and_line(bad_pairs: Path) -> None:
+    result = CliRunner().invoke(stats_command, [str(bad_pairs)])
+    assert result.exit_code == 1
+    assert f"{bad_pairs}:3" in result.output and "identical" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_and_empty_inputs(tmp_path: Path) -> None:
+    result = CliRunner().invoke(stats_command, [str(tmp_path / "nope.jsonl")])
+    assert result.exit_code == 1 and "no such file" in result.output
+    with pytest.raises(PrefbuildError, match=r"no \.jsonl"):
+        collect_stats(tmp_path)
+
+
+def test_run_directory_skips_other_jsonl_but_not_broken_records(run_dir: Path) -> None:
+    (run_dir / "dataset").mkdir()
+    (run_dir / "dataset" / "llamafactory.jsonl").write_text('{"instruction": "x", "output": "y"}\n')
+    assert collect_stats(run_dir)["pair"]["pairs"] == 12
+    (run_dir / "trajectories" / "shard-00001.jsonl").write_text("{not json\n")
+    result = CliRunner().invoke(stats_command, [str(run_dir)])
+    assert result.exit_code == 1 and "shard-00001.jsonl:1" in result.output
