@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 
@@ -22,11 +23,18 @@ def _load(target: str) -> type[Env]:
     return getattr(import_module(module_name), attribute)
 
 
+@cache
+def _plugin_envs() -> tuple[tuple[str, str], ...]:
+    """Third-party envs from the ``prefbuild.envs`` entry point (scanned once: the scan reads
+    every installed distribution's metadata, far too slow to repeat per episode)."""
+    return tuple((entry.name, entry.value) for entry in entry_points(group="prefbuild.envs"))
+
+
 def available_envs() -> dict[str, str]:
     """Every env name with where it comes from (built-in module or entry point)."""
     found = dict(BUILTIN_ENVS)
-    for entry in entry_points(group="prefbuild.envs"):
-        found.setdefault(entry.name, entry.value)
+    for name, target in _plugin_envs():
+        found.setdefault(name, target)
     return found
 
 
