@@ -243,8 +243,11 @@ STAGE_SUMMARIES = {
 def _register_stages() -> None:
     from prefbuild.commands_publish import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.envs.cli import envs
+    from prefbuild.teachers.cli import models_command, serve_command
 
     main.add_command(envs)
+    main.add_command(serve_command)
+    main.add_command(models_command)
     for command in PUBLISH_COMMANDS:
         main.add_command(command)
     for name, summary in STAGE_SUMMARIES.items():

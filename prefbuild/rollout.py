@@ -204,6 +204,9 @@ class EpisodeRunner:
             outputs.append(text)
             parsed = protocol.parse(text)
             info: dict[str, Any] = {"finish_reason": completion.finish_reason}
+            simulated = getattr(completion, "simulated", None)
+            if simulated is not None:  # the scripted teacher says which behaviour it played: labeler ground truth
+                info["simulated"] = simulated
             if parsed.problems:
                 info["problems"] = list(parsed.problems)
             reward, done, valid, won = 0.0, False, False, False

@@ -1,0 +1,124 @@
+"""A pool of OpenAI-compatible endpoints: least-busy routing, bounded concurrency, cool-downs.
+
+A production teacher is often several ``vllm serve`` processes (one per GPU). Each request
+goes to the healthy endpoint with the fewest requests in flight, and waits on that
+endpoint's semaphore so no server receives more than ``concurrency`` requests at once.
+
+An endpoint that fails ``failure_threshold`` times in a row (connection refused, 5xx,
+timeouts) leaves the rotation for ``cooldown_s`` seconds. When the cool-down is over it is
+tried again; one more failure sends it straight back, one success restores it fully. While
+every endpoint is cooling down, ``acquire`` raises ``AllEndpointsDown`` so the caller can
+back off and report clearly which servers are unreachable and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+__all__ = ["AllEndpointsDown", "Endpoint", "EndpointPool", "normalize_base_url"]
+
+logger = logging.getLogger(__name__)
+
+
+def normalize_base_url(url: str) -> str:
+    """``http://host:8000`` and ``http://host:8000/v1/`` both become ``http://host:8000/v1``."""
+    url = url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"base URL {url!r} must start with http:// or https://")
+    return url if url.endswith("/v1") else f"{url}/v1"
+
+
+class AllEndpointsDown(RuntimeError):
+    """Every endpoint is cooling down after repeated failures."""
+
+
+@dataclass
+class Endpoint:
+    base_url: str
+    concurrency: int
+    in_flight: int = 0
+    consecutive_failures: int = 0
+    down_until: float = 0.0
+    last_error: str | None = None
+    requests: int = 0
+    failures: int = 0
+    semaphore: asyncio.Semaphore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.semaphore = asyncio.Semaphore(self.concurrency)
+
+    def available(self, now: float) -> bool:
+        return self.down_until <= now
+
+    def describe(self, now: float) -> str:
+        state = f"cooling down for {self.down_until - now:.1f}s" if not self.available(now) else "up"
+        error = f", last error: {self.last_error}" if self.last_error else ""
+        return f"{self.base_url} ({state}{error})"
+
+
+class EndpointPool:
+    """Chooses endpoints for requests and keeps their health."""
+
+    def __init__(
+        self,
+        base_urls: Sequence[str],
+        *,
+        concurrency: int = 8,
+        cooldown_s: float = 30.0,
+        failure_threshold: int = 3,
+    ) -> None:
+        if not base_urls:
+            raise ValueError("an OpenAI-compatible teacher needs at least one base URL")
+        urls = [normalize_base_url(url) for url in base_urls]
+        self.endpoints = [Endpoint(url, concurrency) for url in dict.fromkeys(urls)]
+        self.cooldown_s = cooldown_s
+        self.failure_threshold = failure_threshold
+
+    def describe(self) -> str:
+        now = time.monotonic()
+        return "; ".join(endpoint.describe(now) for endpoint in self.endpoints)
+
+    def choose(self) -> Endpoint:
+        """The available endpoint with the fewest requests in flight (first listed wins ties)."""
+        now = time.monotonic()
+        candidates = [endpoint for endpoint in self.endpoints if endpoint.available(now)]
+        if not candidates:
+            raise AllEndpointsDown(f"every teacher endpoint is down: {self.describe()}")
+        return min(candidates, key=lambda endpoint: endpoint.in_flight)
+
+    @asynccontextmanager
+    async def acquire(self) -> AsyncIterator[Endpoint]:
+        """Reserve a slot on the least busy endpoint for one HTTP request."""
+        endpoint = self.choose()
+        endpoint.in_flight += 1
+        try:
+            async with endpoint.semaphore:
+                endpoint.requests += 1
+                yield endpoint
+        finally:
+            endpoint.in_flight -= 1
+
+    def record_success(self, endpoint: Endpoint) -> None:
+        endpoint.consecutive_failures = 0
+        endpoint.down_until = 0.0
+        endpoint.last_error = None
+
+    def record_failure(self, endpoint: Endpoint, error: str) -> None:
+        endpoint.failures += 1
+        endpoint.consecutive_failures += 1
+        endpoint.last_error = error
+        if endpoint.consecutive_failures >= self.failure_threshold:
+            if endpoint.available(time.monotonic()):
+                logger.warning(
+                    "teacher endpoint %s leaves rotation for %.0fs after %d failures in a row: %s",
+                    endpoint.base_url,
+                    self.cooldown_s,
+                    endpoint.consecutive_failures,
+                    error,
+                )
+            endpoint.down_until = time.monotonic() + self.cooldown_s

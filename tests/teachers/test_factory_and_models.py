@@ -1,0 +1,160 @@
+"""The teacher factory, its config errors, third-party backends, and the embedded model commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from prefbuild import models
+from prefbuild.teachers import available_backends, build_sampling, make_teacher
+from prefbuild.teachers.base import Sampling, Teacher
+from prefbuild.teachers.cli import models_command
+from prefbuild.teachers.config import TeacherConfigError, parse_teacher_config
+from prefbuild.teachers.openai_backend import OpenAITeacher
+from prefbuild.teachers.scripted import ScriptedTeacher
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"backend": "openai", "sampling": {"temperature": "hot"}}, r"teacher\.sampling\.temperature: Input should be"),
+        ({"backend": "openai", "retries": {"max_attempts": 0}}, r"teacher\.retries\.max_attempts: .*greater than"),
+        ({"backend": "openai", "temprature": 1}, r"teacher\.temprature: Extra inputs are not permitted"),
+        ({"backend": "openai", "model": "m"}, r"teacher\.base_urls: the openai backend needs"),
+        ({"backend": "nope"}, r"teacher\.backend: unknown backend 'nope'; known: openai, scripted, transformers, vllm"),
+        ({"backend": "scripted", "scripted": {"loop": 1.5}}, r"teacher\.scripted\.loop: a rate must be in \[0, 1\]"),
+    ],
+)
+def test_bad_config_names_the_field(config, message):
+    with pytest.raises(TeacherConfigError, match=message):
+        make_teacher(config)
+
+
+def test_sampling_extensions_go_to_extra_body():
+    sampling = build_sampling(
+        {
+            "temperature": 0.2,
+            "stop": ["\n"],
+            "top_k": 20,
+            "min_p": 0.1,
+            "repetition_penalty": 1.1,
+            "chat_template_kwargs": {"enable_thinking": False},
+            "extra_body": {"top_k": 5, "structured_outputs": {}},
+        }
+    )
+    assert sampling == Sampling(
+        temperature=0.2,
+        stop=("\n",),
+        extra_body={
+            "top_k": 20,
+            "min_p": 0.1,
+            "repetition_penalty": 1.1,
+            "chat_template_kwargs": {"enable_thinking": False},
+            "structured_outputs": {},
+        },
+    )
+
+
+def test_factory_builds_each_builtin_backend_without_starting_anything():
+    openai = make_teacher(
+        {
+            "backend": "openai",
+            "model": "m",
+            "base_urls": ["http://10.0.0.1:8000", "http://10.0.0.2:8000/v1/"],
+            "concurrency": 3,
+            "retries": {"max_attempts": 2},
+            "api_key_env": None,
+        }
+    )
+    assert isinstance(openai, OpenAITeacher)
+    assert openai.base_urls == ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]
+    assert openai.max_attempts == 2 and openai.pool.endpoints[0].concurrency == 3
+    scripted = make_teacher({"backend": "scripted", "scripted": {"loop": 0.25}})
+    assert isinstance(scripted, ScriptedTeacher) and scripted.rates["loop"] == 0.25
+
+
+def test_recipe_objects_are_accepted():
+    recipe = pytest.importorskip("prefbuild.recipe")
+    section = recipe.TeacherConfig(backend="scripted", scripted={"loop": 0.1, "verbose_filler": 0.2})
+    parsed = parse_teacher_config(section)
+    assert parsed.scripted == {"loop": 0.1, "verbose_filler": 0.2}
+
+
+def test_third_party_backend_from_entry_point(tmp_path, monkeypatch):
+    (tmp_path / "echo_teacher.py").write_text(
+        "from prefbuild.teachers.base import Completion, Teacher\n"
+        "class EchoTeacher(Teacher):\n"
+        "    backend = 'echo'\n"
+        "    def __init__(self, config):\n"
+        "        self.model = config.options['greeting']\n"
+        "    async def complete(self, request):\n"
+        "        return [Completion(self.model, 'stop', 0, 1, 0.0)]\n"
+    )
+    dist = tmp_path / "echo_teacher-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-teacher\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[prefbuild.teachers]\necho = echo_teacher:EchoTeacher\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "echo" in available_backends()
+    teacher = make_teacher({"backend": "echo", "options": {"greeting": "hello"}})
+    assert isinstance(teacher, Teacher) and teacher.model == "hello"
+    sys.modules.pop("echo_teacher", None)
+
+
+def test_models_path_and_prepare_commands():
+    runner = CliRunner()
+    prepared = runner.invoke(models_command, ["prepare"])
+    assert prepared.exit_code == 0, prepared.output
+    folder = prepared.output.strip().splitlines()[-1]
+    assert folder == str(models.embedded_model_dir())
+    shown = runner.invoke(models_command, ["path"])
+    assert shown.exit_code == 0 and shown.output.strip() == folder
+
+
+def test_models_path_says_when_not_prepared(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREFBUILD_CACHE", str(tmp_path))
+    result = CliRunner().invoke(models_command, ["path"])
+    assert result.exit_code == 1
+    assert str(tmp_path / "models" / models.EMBEDDED_MODEL_NAME) in result.output
+    assert "prefbuild models prepare" in result.output
+
+
+def test_a_crash_mid_conversion_leaves_no_half_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREFBUILD_CACHE", str(tmp_path))
+
+    def crash(gguf_path, target):
+        (target / "config.json").write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(models, "_convert", crash)
+    with pytest.raises(KeyboardInterrupt):
+        models.ensure_embedded_model()
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [f".{models.EMBEDDED_MODEL_NAME}.lock"]
+    assert not models.is_prepared()
+
+
+def test_conversion_from_the_bundled_gguf(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREFBUILD_CACHE", str(tmp_path))
+    folder = models.ensure_embedded_model()
+    assert folder == tmp_path / "models" / models.EMBEDDED_MODEL_NAME
+    names = {p.name for p in folder.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json", models.MARKER_FILE} <= names
+    config = json.loads((folder / "config.json").read_text())
+    assert config["architectures"] == ["LlamaForCausalLM"] and "quantization_config" not in config
+    assert sorted(p.name for p in folder.parent.iterdir()) == [f".{models.EMBEDDED_MODEL_NAME}.lock", folder.name]
+    assert models.ensure_embedded_model() == folder  # second call: no conversion, same folder
+
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert "<|im_start|>" in tokenizer.chat_template
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is the capital of France?"}], add_generation_prompt=True, tokenize=False
+    )
+    inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+    output = model.generate(**inputs, max_new_tokens=8, do_sample=False)
+    assert "Paris" in tokenizer.decode(output[0, inputs["input_ids"].shape[1] :])
