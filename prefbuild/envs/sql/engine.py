@@ -1,0 +1,550 @@
+"""A sandboxed in-memory SQLite database that answers like the benchmark's MySQL server.
+
+One ``SqlSandbox`` holds one episode's table. The agent's SQL is untrusted, so:
+
+* the first statement only runs, and only statement kinds MySQL has (``PRAGMA``,
+  ``ATTACH``, ``VACUUM``... are MySQL syntax errors before SQLite ever sees them);
+* an authorizer denies ATTACH/DETACH, PRAGMA, virtual tables and file-touching functions,
+  and the attached-database limit is 0, as a second line of defence;
+* a progress handler interrupts any statement after ``timeout_s``; Python callbacks
+  (collation, LIKE, SUM) stop working and interrupt once the deadline has passed;
+* string/blob size, SQL length and the database size are capped, temp storage is memory;
+* a reply is built only up to the 800 characters the agent is shown.
+
+MySQL semantics that change results are emulated: a case- and accent-insensitive
+collation on every column, MySQL string-to-number conversion in comparisons and SUM/AVG,
+MySQL LIKE, MD5/CONCAT/CONCAT_WS/IF/LEFT/RIGHT, SHOW/DESCRIBE/USE and MySQL error texts.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+import sqlite3
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prefbuild.envs.sql.dialect import Statement, quote_identifier, translate
+from prefbuild.envs.sql.mysql_errors import (
+    MySqlError,
+    access_denied,
+    from_sqlite,
+    syntax_error,
+    timeout_error,
+    unknown_table,
+)
+
+REPLY_LIMIT = 800
+TRUNCATED = "[TRUNCATED]"
+COLLATION = "utf8mb4_0900_ai_ci"
+MAX_VALUE_BYTES = 1_000_000
+MAX_SQL_CHARS = 100_000
+MAX_PAGES = 4096  # 16 MiB of table data at SQLite's default 4 KiB page size
+LIKE_WORK_LIMIT = 2_000_000  # pattern length x text length one LIKE call may cost
+
+_DENIED_ACTIONS = frozenset(
+    {
+        sqlite3.SQLITE_ATTACH,
+        sqlite3.SQLITE_DETACH,
+        sqlite3.SQLITE_PRAGMA,
+        sqlite3.SQLITE_CREATE_VTABLE,
+        sqlite3.SQLITE_DROP_VTABLE,
+    }
+)
+# File access, plus functions whose single call can run for seconds without reaching the
+# progress handler (printf width bombs, GLOB backtracking). MySQL has none of them.
+_DENIED_FUNCTIONS = frozenset(
+    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "printf", "format", "glob"}
+)
+
+QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "("})
+DML_KEYWORDS = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE"})
+DDL_KEYWORDS = frozenset({"CREATE", "DROP", "ALTER", "TRUNCATE"})
+NOOP_KEYWORDS = frozenset({"BEGIN", "START", "COMMIT", "ROLLBACK", "SET"})
+META_KEYWORDS = frozenset({"SHOW", "DESCRIBE", "DESC", "EXPLAIN", "USE"})
+ALL_KEYWORDS = QUERY_KEYWORDS | DML_KEYWORDS | DDL_KEYWORDS | NOOP_KEYWORDS | META_KEYWORDS
+_SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
+_NUMBER_PREFIX = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one agent statement."""
+
+    reply: str  # exactly what the agent is shown (truncated to 800 characters + [TRUNCATED])
+    error: str | None  # the MySQL-style error text, or None when the statement ran
+    kind: str  # query, mutation, ddl, meta, noop, error
+    mutated: bool  # the statement changed data or schema
+    rows: tuple[tuple[Any, ...], ...] | None = None  # rows fetched for the reply (capped), None for errors
+
+
+def fold(text: str) -> str:
+    """The comparison key of MySQL's accent- and case-insensitive collation."""
+    if len(text) <= 256:
+        return _fold_cached(text)
+    return _fold(text)
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+_fold_cached = functools.lru_cache(maxsize=65_536)(_fold)
+
+
+def mysql_number(value: Any) -> int | float | None:
+    """MySQL's string-to-number conversion: the longest numeric prefix, else 0 (``'4,567'`` -> 4.0)."""
+    if value is None or isinstance(value, int | float):
+        return value
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    match = _NUMBER_PREFIX.match(str(value))
+    if not match:
+        return 0.0
+    number = float(match.group(1))
+    return number if math.isfinite(number) else 0.0
+
+
+def format_reply(text: str, limit: int = REPLY_LIMIT) -> str:
+    """The benchmark's cap: a reply longer than ``limit`` characters is cut and marked."""
+    return text if len(text) <= limit else text[:limit] + TRUNCATED
+
+
+def _compile_like(pattern: str, escape: str) -> list[tuple[str, str]]:
+    tokens: list[tuple[str, str]] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == escape and index + 1 < len(pattern):
+            tokens.extend(("lit", folded) for folded in fold(pattern[index + 1]))
+            index += 2
+            continue
+        if char == "%":
+            if not tokens or tokens[-1][0] != "many":
+                tokens.append(("many", ""))
+        elif char == "_":
+            tokens.append(("one", ""))
+        else:
+            tokens.extend(("lit", folded) for folded in fold(char))
+        index += 1
+    return tokens
+
+
+def _like_match(tokens: list[tuple[str, str]], text: str) -> bool:
+    """Wildcard matching without backtracking blow-up (greedy with one resume point)."""
+    t_index = p_index = 0
+    star, mark = -1, 0
+    while t_index < len(text):
+        if p_index < len(tokens) and (
+            tokens[p_index][0] == "one" or (tokens[p_index][0] == "lit" and tokens[p_index][1] == text[t_index])
+        ):
+            t_index += 1
+            p_index += 1
+        elif p_index < len(tokens) and tokens[p_index][0] == "many":
+            star, mark = p_index, t_index
+            p_index += 1
+        elif star >= 0:
+            p_index = star + 1
+            mark += 1
+            t_index = mark
+        else:
+            return False
+    while p_index < len(tokens) and tokens[p_index][0] == "many":
+        p_index += 1
+    return p_index == len(tokens)
+
+
+class _Sum:
+    """MySQL SUM: text is converted to a number, and any text or float input makes a double."""
+
+    def __init__(self) -> None:
+        self.total: int | float = 0
+        self.count = 0
+        self.floating = False
+
+    def _number(self, value: Any) -> int | float | None:
+        if value is None:
+            return None
+        if not isinstance(value, int | float):
+            self.floating = True
+        number = mysql_number(value)
+        if isinstance(number, float):
+            self.floating = True
+        return number
+
+    def step(self, value: Any) -> None:
+        number = self._number(value)
+        if number is not None:
+            self.total += number
+            self.count += 1
+
+    def inverse(self, value: Any) -> None:
+        number = self._number(value)
+        if number is not None:
+            self.total -= number
+            self.count -= 1
+
+    def value(self) -> int | float | None:
+        if self.count == 0:
+            return None
+        return float(self.total) if self.floating else self.total
+
+    def finalize(self) -> int | float | None:
+        return self.value()
+
+
+class _Avg(_Sum):
+    """MySQL AVG over text: a double."""
+
+    def value(self) -> float | None:
+        if self.count == 0:
+            return None
+        return float(self.total) / self.count
+
+
+def _concat(*values: Any) -> str | None:
+    if any(value is None for value in values):
+        return None
+    return "".join(_text(value) for value in values)
+
+
+def _concat_ws(separator: Any, *values: Any) -> str | None:
+    if separator is None:
+        return None
+    return _text(separator).join(_text(value) for value in values if value is not None)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _md5(value: Any) -> str | None:
+    if value is None:
+        return None
+    data = value if isinstance(value, bytes) else _text(value).encode("utf-8")
+    return hashlib.md5(data).hexdigest()
+
+
+def _left(value: Any, count: Any) -> str | None:
+    if value is None or count is None:
+        return None
+    return _text(value)[: max(0, int(mysql_number(count) or 0))]
+
+
+def _right(value: Any, count: Any) -> str | None:
+    if value is None or count is None:
+        return None
+    size = max(0, int(mysql_number(count) or 0))
+    text = _text(value)
+    return text[len(text) - size :] if size else ""
+
+
+def _if(condition: Any, then: Any, otherwise: Any) -> Any:
+    return then if condition is not None and mysql_number(condition) != 0 else otherwise
+
+
+def _locate(needle: Any, haystack: Any, start: Any = 1) -> int | None:
+    if needle is None or haystack is None:
+        return None
+    begin = max(1, int(mysql_number(start) or 1))
+    return fold(_text(haystack)).find(fold(_text(needle)), begin - 1) + 1
+
+
+class SqlSandbox:
+    """One episode's database: the item's table, reachable only through ``execute``."""
+
+    def __init__(
+        self,
+        table_name: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        *,
+        timeout_s: float = 2.0,
+        reply_limit: int = REPLY_LIMIT,
+        database: str | None = None,
+    ) -> None:
+        self.table_name = table_name
+        self.columns = tuple(columns)
+        self.database = table_name if database is None else database
+        self.timeout_s = timeout_s
+        self.reply_limit = reply_limit
+        self._deadline = math.inf
+        self._connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._setup(rows)
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def _setup(self, rows: Sequence[Sequence[Any]]) -> None:
+        connection = self._connection
+        connection.execute("PRAGMA temp_store = MEMORY")
+        connection.execute(f"PRAGMA main.max_page_count = {MAX_PAGES}")
+        connection.execute(f"PRAGMA temp.max_page_count = {MAX_PAGES}")
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH, 10)
+        connection.create_collation(COLLATION, self._collate)
+        connection.create_function("mysql_number", 1, self._guard(mysql_number), deterministic=True)
+        connection.create_function("like", 2, self._like)
+        connection.create_function("like", 3, self._like)
+        connection.create_window_function("sum", 1, _Sum)
+        connection.create_window_function("avg", 1, _Avg)
+        connection.create_function("md5", 1, self._guard(_md5), deterministic=True)
+        connection.create_function("concat", -1, self._guard(_concat), deterministic=True)
+        connection.create_function("concat_ws", -1, self._guard(_concat_ws), deterministic=True)
+        connection.create_function("if", 3, _if, deterministic=True)
+        connection.create_function("mysql_left", 2, self._guard(_left), deterministic=True)
+        connection.create_function("mysql_right", 2, self._guard(_right), deterministic=True)
+        connection.create_function("lcase", 1, lambda v: None if v is None else _text(v).lower(), deterministic=True)
+        connection.create_function("ucase", 1, lambda v: None if v is None else _text(v).upper(), deterministic=True)
+        connection.create_function("char_length", 1, lambda v: None if v is None else len(_text(v)))
+        connection.create_function("locate", 2, self._guard(_locate), deterministic=True)
+        connection.create_function("locate", 3, self._guard(_locate), deterministic=True)
+        column_sql = ", ".join(f"{quote_identifier(name)} TEXT COLLATE {COLLATION}" for name in self.columns)
+        connection.execute(f"CREATE TABLE {quote_identifier(self.table_name)} ({column_sql})")
+        if rows:
+            marks = ", ".join("?" for _ in self.columns)
+            connection.executemany(
+                f"INSERT INTO {quote_identifier(self.table_name)} VALUES ({marks})",
+                [[_cell(value) for value in row] for row in rows],
+            )
+        connection.set_authorizer(_authorize)
+        connection.set_progress_handler(self._progress, 1000)
+
+    def _expired(self) -> bool:
+        if time.monotonic() > self._deadline:
+            self._connection.interrupt()
+            return True
+        return False
+
+    def _progress(self) -> int:
+        return 1 if time.monotonic() > self._deadline else 0
+
+    def _collate(self, left: str, right: str) -> int:
+        if self._expired():
+            return 0
+        a, b = fold(left), fold(right)
+        return (a > b) - (a < b)
+
+    def _guard(self, function: Any) -> Any:
+        """Wrap a Python SQL function so it does no work after the deadline."""
+
+        def guarded(*args: Any) -> Any:
+            if self._expired():
+                return None
+            return function(*args)
+
+        return guarded
+
+    def _like(self, pattern: Any, value: Any, escape: Any = "\\") -> int | None:
+        if pattern is None or value is None or escape is None or self._expired():
+            return None
+        pattern_text, value_text = _text(pattern), fold(_text(value))
+        if len(pattern_text) * max(1, len(value_text)) > LIKE_WORK_LIMIT:
+            raise ValueError("LIKE pattern too complex")
+        tokens = _compile_like(pattern_text, _text(escape)[:1] or "\\")
+        return int(_like_match(tokens, value_text))
+
+    # -- execution ------------------------------------------------------------------------
+
+    def execute(self, sql: str) -> ExecResult:
+        """Run the agent's SQL (first statement only) and return the reply the agent sees."""
+        if len(sql) > MAX_SQL_CHARS:
+            return self._error(MySqlError(1153, "08S01", "Got a packet bigger than 'max_allowed_packet' bytes"))
+        try:
+            statement = translate(sql, database=self.database, keywords=ALL_KEYWORDS)
+            return self._dispatch(statement)
+        except MySqlError as error:
+            return self._error(error)
+        except RecursionError:
+            return self._error(syntax_error(sql, 0))
+
+    def _error(self, error: MySqlError) -> ExecResult:
+        return ExecResult(
+            reply=format_reply(error.text, self.reply_limit), error=error.text, kind="error", mutated=False
+        )
+
+    def _dispatch(self, statement: Statement) -> ExecResult:
+        keyword = statement.keyword
+        if keyword in QUERY_KEYWORDS:
+            return self._run(statement, statement.sqlite, "query")
+        if keyword in DML_KEYWORDS:
+            return self._run(statement, statement.sqlite, "mutation")
+        if keyword == "TRUNCATE":
+            return self._truncate(statement)
+        if keyword in DDL_KEYWORDS:
+            return self._run(statement, statement.sqlite, "ddl")
+        if keyword in NOOP_KEYWORDS:
+            return self._rows_reply([], kind="noop")
+        if keyword in META_KEYWORDS:
+            return self._meta(statement)
+        raise syntax_error(statement.original, statement.tokens[0].start)
+
+    def _run(self, statement: Statement, sql: str, kind: str) -> ExecResult:
+        connection = self._connection
+        changes_before = connection.total_changes
+        self._deadline = time.monotonic() + self.timeout_s
+        try:
+            cursor = connection.execute(sql)
+            try:
+                rows, text = self._fetch_reply(cursor)
+            finally:
+                cursor.close()
+        except sqlite3.Error as error:
+            if time.monotonic() > self._deadline:
+                raise timeout_error() from None
+            raise from_sqlite(error, statement=statement.original, database=self.database) from None
+        except (ValueError, OverflowError, MemoryError) as error:
+            raise MySqlError(1105, "HY000", str(error) or type(error).__name__) from None
+        finally:
+            self._deadline = math.inf
+        mutated = connection.total_changes != changes_before or kind == "ddl"
+        return ExecResult(reply=format_reply(text, self.reply_limit), error=None, kind=kind, mutated=mutated, rows=rows)
+
+    def _fetch_reply(self, cursor: sqlite3.Cursor) -> tuple[tuple[tuple[Any, ...], ...], str]:
+        """Fetch rows only until the printed list passes the reply limit."""
+        if cursor.description is None:
+            return (), "[]"
+        rows: list[tuple[Any, ...]] = []
+        parts: list[str] = []
+        length = 2
+        while length <= self.reply_limit:
+            batch = cursor.fetchmany(64)
+            if not batch:
+                break
+            for row in batch:
+                rows.append(tuple(row))
+                text = repr(tuple(row))
+                parts.append(text)
+                length += len(text) + 2
+        return tuple(rows), "[" + ", ".join(parts) + "]"
+
+    def _rows_reply(self, rows: list[tuple[Any, ...]], *, kind: str) -> ExecResult:
+        text = "[" + ", ".join(repr(row) for row in rows) + "]"
+        return ExecResult(
+            reply=format_reply(text, self.reply_limit), error=None, kind=kind, mutated=False, rows=tuple(rows)
+        )
+
+    def _truncate(self, statement: Statement) -> ExecResult:
+        tokens = list(statement.tokens[1:])
+        if tokens and tokens[0].upper == "TABLE":
+            tokens = tokens[1:]
+        if len(tokens) != 1 or tokens[0].identifier is None:
+            raise syntax_error(statement.original, tokens[0].start if tokens else len(statement.original))
+        name = tokens[0].identifier
+        self._columns_of(name)
+        return self._run(statement, f"DELETE FROM {quote_identifier(name)}", "mutation")
+
+    # -- SHOW / DESCRIBE / USE ------------------------------------------------------------
+
+    def _meta(self, statement: Statement) -> ExecResult:
+        tokens = statement.tokens
+        words = [token.upper for token in tokens]
+        original = statement.original
+        if words[0] == "USE":
+            if len(tokens) != 2 or tokens[1].identifier is None:
+                raise syntax_error(original, tokens[1].start if len(tokens) > 1 else len(original))
+            if tokens[1].identifier != self.database:
+                raise MySqlError(1049, "42000", f"Unknown database '{tokens[1].identifier}'")
+            return self._rows_reply([], kind="noop")
+        if words[0] in ("DESCRIBE", "DESC", "EXPLAIN"):
+            if len(tokens) == 2 and tokens[1].identifier is not None:
+                return self._describe(tokens[1].identifier)
+            if words[0] == "EXPLAIN":
+                raise MySqlError(1235, "42000", "This version of MySQL doesn't yet support 'EXPLAIN of this statement'")
+            raise syntax_error(original, tokens[1].start if len(tokens) > 1 else len(original))
+        rest = words[1:]
+        if rest and rest[0] == "FULL":
+            rest = rest[1:]
+        if rest == ["TABLES"]:
+            return self._rows_reply([(name,) for name in self._table_names()], kind="meta")
+        if rest in (["DATABASES"], ["SCHEMAS"]):
+            names = sorted({*_SYSTEM_DATABASES, self.database})
+            return self._rows_reply([(name,) for name in names], kind="meta")
+        if len(rest) >= 3 and rest[0] in ("COLUMNS", "FIELDS") and rest[1] in ("FROM", "IN"):
+            name = tokens[len(tokens) - len(rest) + 2].identifier
+            if name is not None and len(rest) in (3, 5):
+                return self._describe(name)
+        if len(rest) == 3 and rest[:2] == ["CREATE", "TABLE"] and tokens[-1].identifier is not None:
+            name = tokens[-1].identifier
+            columns = self._columns_of(name)
+            body = ",\n".join(f"  {quote_identifier(column)} text" for column in columns)
+            create = (
+                f"CREATE TABLE {quote_identifier(name)} (\n{body}\n) "
+                f"ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE={COLLATION}"
+            )
+            return self._rows_reply([(name, create)], kind="meta")
+        if len(rest) == 3 and rest[0] in ("INDEX", "INDEXES", "KEYS") and rest[1] in ("FROM", "IN"):
+            self._columns_of(tokens[-1].identifier or "")
+            return self._rows_reply([], kind="meta")
+        raise syntax_error(original, tokens[1].start if len(tokens) > 1 else len(original))
+
+    def _describe(self, name: str) -> ExecResult:
+        rows = [(column, "text", "YES", "", None, "") for column in self._columns_of(name)]
+        return self._rows_reply(rows, kind="meta")
+
+    def _table_names(self) -> list[str]:
+        cursor = self._connection.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        )
+        return sorted(row[0] for row in cursor.fetchall())
+
+    def _columns_of(self, name: str) -> list[str]:
+        if name not in self._table_names():
+            raise unknown_table(self.database, name)
+        self._deadline = time.monotonic() + self.timeout_s
+        try:
+            cursor = self._connection.execute(f"SELECT * FROM {quote_identifier(name)} LIMIT 0")
+            return [column[0] for column in cursor.description or ()]
+        except sqlite3.Error as error:
+            raise from_sqlite(error, statement=name, database=self.database) from None
+        finally:
+            self._deadline = math.inf
+
+    # -- state for scoring ----------------------------------------------------------------
+
+    def table_rows(self) -> list[tuple[Any, ...]] | None:
+        """The item's table in its original columns, or None when the agent dropped or broke it."""
+        columns = ", ".join(quote_identifier(column) for column in self.columns)
+        self._deadline = time.monotonic() + max(self.timeout_s, 5.0)
+        try:
+            cursor = self._connection.execute(f"SELECT {columns} FROM {quote_identifier(self.table_name)}")
+            return [tuple(row) for row in cursor.fetchall()]
+        except sqlite3.Error:
+            return None
+        finally:
+            self._deadline = math.inf
+
+    def table_exists(self) -> bool:
+        return self.table_name in self._table_names()
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def _cell(value: Any) -> Any:
+    """A cell as the benchmark stores it in a TEXT column (numbers become their text)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(int(value))
+    return str(value)
+
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, database: str | None, source: str | None) -> int:
+    if action in _DENIED_ACTIONS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+__all__ = ["ExecResult", "MySqlError", "SqlSandbox", "access_denied", "fold", "format_reply", "mysql_number"]

@@ -1,0 +1,377 @@
+"""The ``sql`` env: DBBench-compatible question answering over one table, on sandboxed SQLite.
+
+An episode is one item. ``reset`` builds a fresh in-memory database holding the item's
+table and returns ``description + "\\n" + add_description``. Actions are the strings of
+``prefbuild.envs.sql.actions``: ``Operation: <sql>`` runs one statement and returns the raw
+result (the next user turn); ``Answer:<text>`` ends the episode and is scored as the
+benchmark scores it; ``Invalid: <why>`` ends it as "agent validation failed". After
+``max_round`` operations (15, as shipped) the next action is final whatever it is (an
+``Operation`` then ends with an empty answer: the action no longer carries the message, so
+a ``Final Answer:`` line written beside that operation is not read, unlike the benchmark).
+
+``step`` info keys: ``valid``, ``won``, ``sql_error``, ``executed_sql``, ``answer``,
+``mutated``, ``status``, ``operations``, ``kind``, ``final``; final steps add ``expected``
+(the label list, or the ``answer_md5`` of a mutation) and, for mutations, ``table_hash``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
+from prefbuild.envs.sql import actions
+from prefbuild.envs.sql.engine import REPLY_LIMIT, SqlSandbox
+from prefbuild.envs.sql.generator import canonical_split, generate_items, ident
+from prefbuild.envs.sql.grader import answers_match, printed_hash, table_hash
+from prefbuild.envs.sql.items import TASK_TYPES, SqlItem
+from prefbuild.envs.sql.loader import load_items, parse_item
+from prefbuild.envs.sql.protocol import DBBenchProtocol
+from prefbuild.envs.sql.repair import repair_statement
+from prefbuild.records import TaskInfo
+
+MAX_ROUND = 15
+STATUS_RUNNING = "running"
+STATUS_COMPLETED = "completed"
+STATUS_VALIDATION_FAILED = "agent validation failed"
+STATUS_LIMIT = "task limit reached"
+
+
+def answer_literal(label: Sequence[Any]) -> str:
+    """The label list written so the benchmark's literal reading gives it back (``["a", "12.0"]``)."""
+    parts = [json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value) for value in label]
+    return "[" + ", ".join(parts) + "]"
+
+
+def task_info(identifier: str, item: SqlItem, split: str, seed: int | None, source: str) -> TaskInfo:
+    meta: dict[str, Any] = {
+        "table_name": item.table_name,
+        "kind": "mutation" if item.mutation else "query",
+        "columns": len(item.columns),
+        "rows": len(item.rows),
+        "reference_sql": item.reference_sql,
+        "source": source,
+    }
+    if item.mutation:
+        meta["answer_md5"] = item.answer_md5
+    else:
+        meta["label"] = list(item.label)
+    return TaskInfo(id=identifier, type=item.type, goal=item.description, split=split, seed=seed, meta=meta)
+
+
+class SqlEnv(Env):
+    """DBBench on SQLite.
+
+    Options (the recipe's ``env.options``): ``data_file`` reads the benchmark's JSONL instead of
+    generating items; ``max_round`` the operation budget (15 as shipped; the class default of
+    the benchmark code is 5); ``timeout_s`` the time bound of one statement; ``reply_limit``
+    the 800-character reply cap. Generated splits are ``train``, ``dev`` and ``test``
+    (``standard`` is read as ``test``); a data file is read whole, in file order, under any split.
+    """
+
+    name: ClassVar[str] = "sql"
+    dialects: ClassVar[tuple[str, ...]] = ("mysql",)
+    protocols: ClassVar[dict[str, type[Protocol]]] = {"dbbench": DBBenchProtocol}
+
+    def __init__(
+        self,
+        data_file: str | Path | None = None,
+        *,
+        max_round: int = MAX_ROUND,
+        timeout_s: float = 2.0,
+        reply_limit: int = REPLY_LIMIT,
+        dialect: str | None = None,
+    ) -> None:
+        if dialect not in (None, *self.dialects):
+            raise ValueError(f"sql env: unknown dialect {dialect!r}; known: {', '.join(self.dialects)}")
+        if max_round < 1:
+            raise ValueError(f"sql env: max_round must be at least 1, got {max_round}")
+        if timeout_s <= 0:
+            raise ValueError(f"sql env: timeout_s must be positive, got {timeout_s}")
+        self.data_file = Path(data_file) if data_file is not None else None
+        self.max_round = max_round
+        self.timeout_s = timeout_s
+        self.reply_limit = reply_limit
+        self._item: SqlItem | None = None
+        self._sandbox: SqlSandbox | None = None
+        self._done = True
+        self._won = False
+        self._operations = 0
+        self._executed: list[str] = []
+        self._replies: set[str] = set()
+        self._successful_queries = 0
+        self._successful_mutations = 0
+        self._reference_sql: str | None = None
+        self._reference_reply: str | None = None
+        self._initial_hash: str | None = None
+        self._target_hash: str | None = None
+        self._target_rows: list[tuple[Any, ...]] | None = None
+
+    # -- tasks ----------------------------------------------------------------------------
+
+    def tasks(self, split: str, n: int, seed: int, task_types: Sequence[str] | None = None) -> Iterator[EnvTask]:
+        if task_types:
+            unknown = [name for name in task_types if name not in TASK_TYPES]
+            if unknown:
+                raise ValueError(f"unknown sql task type(s) {', '.join(unknown)}; known: {', '.join(TASK_TYPES)}")
+        if self.data_file is not None:
+            yield from self._file_tasks(split, n, seed, task_types)
+            return
+        split_name = canonical_split(split)
+        for identifier, item in generate_items(split_name, n, seed, task_types):
+            yield EnvTask(info=task_info(identifier, item, split_name, seed, "generated"), payload=item)
+
+    def _file_tasks(self, split: str, n: int, seed: int, task_types: Sequence[str] | None) -> Iterator[EnvTask]:
+        assert self.data_file is not None
+        produced = 0
+        for line, item in load_items(self.data_file):
+            if produced >= n:
+                return
+            if task_types and item.type not in task_types:
+                continue
+            identifier = f"dbbench-{self.data_file.stem}-{line:04d}"
+            yield EnvTask(info=task_info(identifier, item, split, seed, f"{self.data_file.name}:{line}"), payload=item)
+            produced += 1
+
+    # -- episode --------------------------------------------------------------------------
+
+    def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
+        item = task.payload if isinstance(task.payload, SqlItem) else parse_item(task.payload, source=task.info.id)
+        if self._sandbox is not None:
+            self._sandbox.close()
+        self._item = item
+        self._sandbox = self._new_sandbox(item)
+        self._done = False
+        self._won = False
+        self._operations = 0
+        self._executed = []
+        self._replies = set()
+        self._successful_queries = 0
+        self._successful_mutations = 0
+        self._initial_hash = self._current_hash()
+        self._prepare_reference(item)
+        info = {"task_id": task.info.id, "type": item.type, "max_round": self.max_round}
+        return item.prompt, info
+
+    def _new_sandbox(self, item: SqlItem) -> SqlSandbox:
+        return SqlSandbox(
+            item.table_name, item.columns, item.rows, timeout_s=self.timeout_s, reply_limit=self.reply_limit
+        )
+
+    def _prepare_reference(self, item: SqlItem) -> None:
+        """Run the reference statement on a scratch copy: the expert's operation and its expected reply."""
+        self._reference_sql, self._reference_reply, self._target_hash = None, None, item.answer_md5
+        self._target_rows = None
+        scratch = self._new_sandbox(item)
+        try:
+            if item.reference_sql:
+                result = scratch.execute(item.reference_sql)
+                if result.error is None:
+                    self._reference_sql, self._reference_reply = item.reference_sql, result.reply
+            if item.mutation and self._reference_sql is not None:
+                rows = scratch.table_rows() or []
+                replayed = printed_hash(table_hash(rows))
+                if self._target_hash is None:
+                    self._target_hash = replayed
+                if replayed == self._target_hash:  # the reference reproduces the stored hash
+                    self._target_rows = rows
+            elif self._reference_sql is None:
+                fallback = f"SELECT * FROM {ident(item.table_name)}"
+                self._reference_sql, self._reference_reply = fallback, scratch.execute(fallback).reply
+        finally:
+            scratch.close()
+
+    def step(self, action: str) -> StepResult:
+        if self._done or self._item is None or self._sandbox is None:
+            return StepResult("", 0.0, True, self._info(valid=False, kind="none", status="episode is over"))
+        parsed = actions.parse_action(action)
+        if parsed.kind == "operation":
+            if self._operations >= self.max_round:
+                return self._finish("", STATUS_LIMIT, valid=False, kind="operation")
+            return self._operate(parsed.text)
+        if parsed.kind == "answer":
+            return self._finish(parsed.text, STATUS_COMPLETED, valid=True, kind="answer")
+        status = STATUS_LIMIT if self._operations >= self.max_round else STATUS_VALIDATION_FAILED
+        return self._finish("", status, valid=False, kind="invalid", reason=parsed.text)
+
+    def _operate(self, sql: str) -> StepResult:
+        assert self._sandbox is not None
+        result = self._sandbox.execute(sql)
+        self._operations += 1
+        self._executed.append(sql)
+        if result.error is None:
+            self._replies.add(result.reply)
+            if result.kind == "query":
+                self._successful_queries += 1
+            if result.mutated:
+                self._successful_mutations += 1
+        info = self._info(
+            valid=result.error is None,
+            kind="operation",
+            status=STATUS_RUNNING,
+            sql_error=result.error,
+            executed_sql=sql,
+            mutated=result.mutated,
+        )
+        info["statement"] = result.kind
+        return StepResult(result.reply, 0.0, False, info)
+
+    def _finish(self, answer: str, status: str, *, valid: bool, kind: str, reason: str | None = None) -> StepResult:
+        item, sandbox = self._item, self._sandbox
+        assert item is not None and sandbox is not None
+        info = self._info(valid=valid, kind=kind, status=status, answer=answer)
+        if item.mutation:
+            current = printed_hash(table_hash(rows)) if (rows := sandbox.table_rows()) is not None else None
+            won = current is not None and current == self._target_hash
+            info["expected"] = self._target_hash
+            info["table_hash"] = current
+        else:
+            won = answers_match(answer, item.label)
+            info["expected"] = list(item.label)
+        if reason is not None:
+            info["reason"] = reason
+        info["won"] = won
+        info["final"] = True
+        self._done, self._won = True, won
+        return StepResult("", 1.0 if won else 0.0, True, info)
+
+    def _info(
+        self,
+        *,
+        valid: bool,
+        kind: str,
+        status: str,
+        sql_error: str | None = None,
+        executed_sql: str | None = None,
+        answer: str | None = None,
+        mutated: bool = False,
+    ) -> dict[str, Any]:
+        return {
+            "valid": valid,
+            "won": False,
+            "sql_error": sql_error,
+            "executed_sql": executed_sql,
+            "answer": answer,
+            "mutated": mutated,
+            "status": status,
+            "operations": self._operations,
+            "kind": kind,
+            "final": False,
+        }
+
+    # -- oracle, failures, progress ---------------------------------------------------------
+
+    def _current_hash(self) -> str | None:
+        if self._sandbox is None:
+            return None
+        rows = self._sandbox.table_rows()
+        return None if rows is None else printed_hash(table_hash(rows))
+
+    def _reference_seen(self) -> bool:
+        return self._reference_reply is not None and self._reference_reply in self._replies
+
+    def expert_action(self) -> str | None:
+        """Run the reference SQL, then answer (the label for queries; ``[]`` once a mutation is done).
+
+        A mutation table that was already changed is repaired toward the target rows
+        (``repair.repair_statement``); where even that is impossible (a column was dropped,
+        the target is unknown) the expert answers, which ends the episode as a failure.
+        """
+        item = self._item
+        if self._done or item is None:
+            return None
+        if item.mutation:
+            return self._mutation_expert(item)
+        if self._reference_seen() or self._operations >= self.max_round or self._reference_sql is None:
+            return actions.answer(" " + answer_literal(item.label))
+        return actions.operation(self._reference_sql)
+
+    def _mutation_expert(self, item: SqlItem) -> str:
+        assert self._sandbox is not None
+        done = actions.answer(" []")
+        current = self._current_hash()
+        if current == self._target_hash or self._operations >= self.max_round:
+            return done
+        if current == self._initial_hash and self._reference_sql is not None:
+            return actions.operation(self._reference_sql)
+        if self._target_rows is None:
+            return done
+        statement = repair_statement(
+            item.table_name,
+            item.columns,
+            self._sandbox.table_rows(),
+            self._target_rows,
+            table_exists=self._sandbox.table_exists(),
+        )
+        return done if statement is None else actions.operation(statement)
+
+    def failure_action(self, mode: str, rng: random.Random) -> str | None:
+        """``premature_success``: answer before any query (or before a mutation ran);
+        ``invalid_action``/``sql_error``: a statement that fails (unknown column, bad quoting, T-SQL);
+        ``loop``: the last statement again; ``wrong_answer``: a plausible wrong answer to a query."""
+        item = self._item
+        if self._done or item is None:
+            return None
+        if mode == "premature_success":
+            if item.mutation:
+                return None if self._successful_mutations else actions.answer(' ["Done"]')
+            return None if self._successful_queries else actions.answer(" " + answer_literal([self._wrong_value(rng)]))
+        if mode in ("invalid_action", "sql_error"):
+            return self._broken_statement(rng)
+        if mode == "loop":
+            return actions.operation(self._executed[-1]) if self._executed else None
+        if mode == "wrong_answer" and not item.mutation:
+            return actions.answer(" " + answer_literal([self._wrong_value(rng)]))
+        return None
+
+    def _wrong_value(self, rng: random.Random) -> str:
+        item = self._item
+        assert item is not None
+        expected = {str(value).casefold() for value in item.label}
+        cells = [
+            str(cell) for row in item.rows for cell in row if cell is not None and str(cell).casefold() not in expected
+        ]
+        if cells:
+            return rng.choice(cells)
+        return "none" if "none" not in expected else "0"
+
+    def _broken_statement(self, rng: random.Random) -> str | None:
+        item = self._item
+        assert item is not None
+        table = item.table_name
+        column = rng.choice(item.columns)
+        known = {name.casefold() for name in item.columns}
+        wrong = "_".join("".join(ch if ch.isalnum() else " " for ch in column.lower()).split()) or "col"
+        while wrong.casefold() in known:
+            wrong += "_name"
+        candidates = [
+            f"SELECT {ident(wrong)} FROM {ident(table)}",
+            f"SELECT * FROM {ident(table)} WHERE {wrong} = 'x'",
+            f'SELECT * FROM "{table}"',
+            f"SELECT TOP 1 * FROM {ident(table)}",
+            f"SELECT [{column}] FROM {ident(table)}",
+        ]
+        if table != "".join(ch for ch in table if ch.isalnum() or ch == "_"):
+            candidates.append(f"SELECT * FROM {table}")
+        rng.shuffle(candidates)
+        scratch = self._new_sandbox(item)
+        try:
+            for sql in candidates:
+                if scratch.execute(sql).error is not None:
+                    return actions.operation(sql)
+        finally:
+            scratch.close()
+        return None
+
+    def progress(self) -> float | None:
+        item = self._item
+        if item is None:
+            return None
+        if item.mutation:
+            return 1.0 if self._current_hash() == self._target_hash else 0.0
+        if self._done:
+            return 1.0 if self._won else (0.5 if self._reference_seen() else 0.0)
+        return 0.5 if self._reference_seen() else 0.0
