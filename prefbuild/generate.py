@@ -18,7 +18,7 @@ from rich.table import Table
 
 from prefbuild.errors import PrefbuildError
 from prefbuild.recipe import LoadedRecipe, Recipe
-from prefbuild.rollout import EpisodeRunner, RolloutStats, Shard, make_protocol, plan_episodes, rollout
+from prefbuild.rollout import EpisodeRunner, RolloutStats, Shard, plan_episodes, rollout
 from prefbuild.rundir import (
     TRAJECTORIES,
     finished_episode_ids,
@@ -138,7 +138,6 @@ async def _generate_async(
     done_ids = finished_episode_ids(run_dir)
     todo = [episode for episode in planned if episode.id not in done_ids]
     stats = RolloutStats(total=len(planned), skipped=len(planned) - len(todo))
-    protocol = make_protocol(recipe)
     if not todo:
         return GenerateResult(run_dir, stats, len(planned))
     owned = teacher is None
@@ -147,7 +146,7 @@ async def _generate_async(
     started = time.monotonic()
     try:
         async with teacher:
-            runner = EpisodeRunner(recipe, teacher, protocol, scripted_context_factory(recipe))
+            runner = EpisodeRunner(recipe, teacher, scripted_context_factory(recipe))
             with JsonlWriter(run_dir / TRAJECTORIES / file_name) as writer, ProgressDisplay(
                 stats, len(todo), quiet=quiet
             ) as display:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from prefbuild.records import FailureMode
 
@@ -144,12 +144,25 @@ class Recipe(Section):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", description="Run name; also the default run dir.")
     description: str = ""
     seed: int = 0
-    env: EnvConfig
+    env: list[EnvConfig] = Field(
+        min_length=1, description="One env section, or a list of them to mix envs in one run (e.g. household + sql)."
+    )
     teacher: TeacherConfig
     labelers: list[LabelerConfig] | None = Field(default=None, description="None: every default labeler of the env.")
     pairs: PairsConfig = Field(default_factory=PairsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     publish: PublishConfig = Field(default_factory=PublishConfig)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        """``env:`` may be one mapping (the common case) or a list of them."""
+        return [value] if isinstance(value, dict) else value
+
+    @property
+    def envs(self) -> list[EnvConfig]:
+        """The env sections, in the order the recipe lists them."""
+        return self.env
 
     def run_dir(self) -> Path:
         return Path(self.output.dir) if self.output.dir else Path("runs") / self.name
@@ -160,7 +173,8 @@ class Recipe(Section):
         Endpoints, concurrency, timeouts, the number of tasks and every later stage are left
         out, so a run can be resumed against another server or extended with more tasks.
         """
-        env = self.env.model_dump(mode="json", exclude={"num_tasks"})
+        envs = [env.model_dump(mode="json", exclude={"num_tasks"}) for env in self.envs]
+        env = envs if len(envs) > 1 else envs[0]
         teacher = self.teacher.model_dump(mode="json", include={"backend", "model", "sampling", "scripted"})
         payload = json.dumps({"seed": self.seed, "env": env, "teacher": teacher}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -290,6 +304,8 @@ class LoadedRecipe(BaseModel):
     def resolved_dict(self) -> dict[str, Any]:
         """The recipe with every default filled in and every ``${VAR}`` value put back as its placeholder."""
         data = self.recipe.model_dump(mode="json")
+        if len(data["env"]) == 1:
+            data["env"] = data["env"][0]
         for dotted, original in self.placeholders.items():
             node: Any = data
             parts = [int(p) if p.isdigit() else p for p in dotted.split(".")]
@@ -324,7 +340,10 @@ def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[st
         recipe = Recipe.model_validate(data)
     except ValidationError as error:
         first = error.errors()[0]
-        path = tuple(str(part) for part in first["loc"])
+        location = list(first["loc"])
+        if location[:2] == ["env", 0] and isinstance(data.get("env"), dict):
+            del location[1]  # a single env section: report env.x, not env.0.x
+        path = tuple(str(part) for part in location)
         if any(path[: len(touched)] == touched for touched in overridden):
             raise RecipeError("--set", None, _dotted(path), _humanise(first)) from None
         typed_path = tuple(int(p) if p.isdigit() else p for p in path)

@@ -28,7 +28,7 @@ from typing import Any
 
 from prefbuild.envs import Env, EnvTask, Protocol, get_env, get_protocol
 from prefbuild.errors import PrefbuildError
-from prefbuild.recipe import Recipe
+from prefbuild.recipe import EnvConfig, Recipe
 from prefbuild.records import (
     EnvInfo,
     Message,
@@ -52,6 +52,7 @@ class Episode:
     task: EnvTask
     sample_index: int
     task_position: int
+    env: EnvConfig
 
 
 @dataclass(frozen=True)
@@ -86,47 +87,56 @@ def episode_id(generation_hash: str, task_id: str, sample_index: int) -> str:
     return hashlib.sha256(payload).hexdigest()[:20]
 
 
-def make_env(recipe: Recipe) -> Env:
-    """A fresh env instance for one episode, from the recipe's env section."""
-    env_class = get_env(recipe.env.name)
-    options = dict(recipe.env.options)
-    if recipe.env.dialect is not None:
-        options["dialect"] = recipe.env.dialect
+def make_env(env_config: EnvConfig) -> Env:
+    """A fresh env instance for one episode, from one env section of the recipe."""
+    env_class = get_env(env_config.name)
+    options = dict(env_config.options)
+    if env_config.dialect is not None:
+        options["dialect"] = env_config.dialect
     try:
         return env_class(**options)
-    except TypeError as error:
-        raise PrefbuildError(f"env {recipe.env.name!r} rejected its options {sorted(options)}: {error}") from None
+    except (TypeError, ValueError) as error:
+        raise PrefbuildError(f"env {env_config.name!r} rejected its options {sorted(options)}: {error}") from None
 
 
 def plan_episodes(recipe: Recipe, shard: Shard | None = None, limit: int | None = None) -> list[Episode]:
-    """Every episode the recipe asks for (optionally one shard's slice), in a fixed order."""
-    env = make_env(recipe)
-    task_types = recipe.env.task_types
-    tasks = list(env.tasks(recipe.env.split, recipe.env.num_tasks, recipe.seed, task_types))
+    """Every episode the recipe asks for (optionally one shard's slice), in a fixed order.
+
+    A recipe with several env sections plans them one after the other; task positions run on
+    across sections, so ``--shard`` slices the whole run evenly.
+    """
     generation = recipe.generation_hash()
     episodes = []
-    for position, task in enumerate(tasks):
-        if shard is not None and position % shard.count != shard.index:
-            continue
-        for sample in range(recipe.env.samples_per_task):
-            episodes.append(Episode(episode_id(generation, task.info.id, sample), task, sample, position))
+    position = 0
+    for env_config in recipe.envs:
+        env = make_env(env_config)
+        try:
+            tasks = list(env.tasks(env_config.split, env_config.num_tasks, recipe.seed, env_config.task_types))
+        except (ValueError, KeyError) as error:
+            raise PrefbuildError(f"env {env_config.name!r}: cannot make tasks: {error}") from None
+        for task in tasks:
+            if shard is None or position % shard.count == shard.index:
+                for sample in range(env_config.samples_per_task):
+                    identity = episode_id(generation, task.info.id, sample)
+                    episodes.append(Episode(identity, task, sample, position, env_config))
+            position += 1
     return episodes[:limit] if limit is not None else episodes
 
 
-def make_protocol(recipe: Recipe) -> Protocol:
-    """The recipe's protocol, given the env dialect when the protocol takes one (few-shot text differs)."""
-    options = dict(recipe.env.protocol_options)
-    env_class = get_env(recipe.env.name)
-    protocol_class = env_class.protocols.get(recipe.env.protocol)
+def make_protocol(env_config: EnvConfig) -> Protocol:
+    """The env section's protocol, given the env dialect when the protocol takes one (few-shot text differs)."""
+    options = dict(env_config.protocol_options)
+    env_class = get_env(env_config.name)
+    protocol_class = env_class.protocols.get(env_config.protocol)
     if protocol_class is None:
         known = ", ".join(sorted(env_class.protocols)) or "none"
-        raise PrefbuildError(f"env {recipe.env.name!r} has no protocol {recipe.env.protocol!r}; known: {known}")
-    if recipe.env.dialect is not None and "dialect" in inspect.signature(protocol_class).parameters:
-        options.setdefault("dialect", recipe.env.dialect)
+        raise PrefbuildError(f"env {env_config.name!r} has no protocol {env_config.protocol!r}; known: {known}")
+    if env_config.dialect is not None and "dialect" in inspect.signature(protocol_class).parameters:
+        options.setdefault("dialect", env_config.dialect)
     try:
-        return get_protocol(recipe.env.name, recipe.env.protocol, **options)
+        return get_protocol(env_config.name, env_config.protocol, **options)
     except TypeError as error:
-        message = f"protocol {recipe.env.protocol!r} rejected its options {sorted(options)}: {error}"
+        message = f"protocol {env_config.protocol!r} rejected its options {sorted(options)}: {error}"
         raise PrefbuildError(message) from None
 
 
@@ -155,14 +165,21 @@ class EpisodeRunner:
 
     recipe: Recipe
     teacher: Teacher
-    protocol: Protocol
     context_factory: Callable[..., Any] | None = None
+    protocols: dict[int, Protocol] = field(default_factory=dict)
+
+    def protocol_for(self, env_config: EnvConfig) -> Protocol:
+        """One protocol instance per env section (few-shot examples are built once)."""
+        key = id(env_config)
+        if key not in self.protocols:
+            self.protocols[key] = make_protocol(env_config)
+        return self.protocols[key]
 
     async def run(self, episode: Episode) -> Trajectory:
         recipe = self.recipe
-        env = make_env(recipe)
+        env = make_env(episode.env)
         task = episode.task
-        protocol = self.protocol
+        protocol = self.protocol_for(episode.env)
         sampling = sampling_from_recipe(recipe)
         if sampling.seed is not None:
             # Different samples of one task must differ, and stay reproducible.
@@ -181,7 +198,7 @@ class EpisodeRunner:
         role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
         tools = protocol.tools()
-        for index in range(recipe.env.max_steps):
+        for index in range(episode.env.max_steps):
             expert = _safe(env.expert_action)
             context = (
                 self.context_factory(env=env, protocol=protocol, episode_id=episode.id, step_index=index,
@@ -294,7 +311,7 @@ class EpisodeRunner:
         return Trajectory(
             id=episode.id,
             task=episode.task.info,
-            env=EnvInfo(name=recipe.env.name, dialect=recipe.env.dialect, protocol=recipe.env.protocol),
+            env=EnvInfo(name=episode.env.name, dialect=episode.env.dialect, protocol=episode.env.protocol),
             teacher=TeacherInfo(
                 backend=recipe.teacher.backend,
                 model=self.teacher.model or recipe.teacher.model,

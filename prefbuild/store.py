@@ -121,9 +121,11 @@ MODELS_BY_KIND: dict[RecordKind, type[BaseModel]] = {"trajectory": Trajectory, "
 
 
 def _repair_tail(path: Path) -> int:
-    """Cut an unterminated last line (left by a killed writer) so appends start on a clean line.
+    """Make an interrupted file end on a clean line so appends stay valid JSONL.
 
-    Returns the number of bytes removed.
+    A killed writer leaves either a partial line (cut off; returns the bytes removed) or a
+    complete record whose newline was not written yet (the newline is added; it is kept,
+    because readers already count it as finished).
     """
     if not path.exists() or path.stat().st_size == 0:
         return 0
@@ -135,6 +137,7 @@ def _repair_tail(path: Path) -> int:
             return 0
         # Walk back to the last newline in chunks.
         position = size
+        keep = 0
         while position > 0:
             step = min(65536, position)
             position -= step
@@ -144,10 +147,16 @@ def _repair_tail(path: Path) -> int:
             if cut != -1:
                 keep = position + cut + 1
                 break
-        else:
-            keep = 0
-        handle.truncate(keep)
-        return size - keep
+        handle.seek(keep)
+        tail = handle.read()
+        try:
+            json.loads(tail)
+        except ValueError:
+            handle.truncate(keep)
+            return size - keep
+        handle.seek(size)
+        handle.write(b"\n")
+        return 0
 
 
 class JsonlWriter:

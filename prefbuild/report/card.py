@@ -44,7 +44,9 @@ class CardInfo:
         """Read name, publish settings, teacher and env from a resolved recipe (as a plain dict)."""
         publish = recipe.get("publish") or {}
         teacher = recipe.get("teacher") or {}
-        env = recipe.get("env") or {}
+        env_sections = recipe.get("env") or {}
+        if isinstance(env_sections, Mapping):
+            env_sections = [env_sections]
         values: dict[str, Any] = {
             "pretty_name": publish.get("pretty_name") or str(recipe.get("name") or "prefbuild dataset"),
             "license": publish.get("license") or "apache-2.0",
@@ -58,10 +60,13 @@ class CardInfo:
                 TeacherInfo(backend=teacher["backend"], model=teacher.get("model") or "",
                             sampling=dict(teacher.get("sampling") or {})),
             )
-        if env.get("name"):
-            values["envs"] = (
-                EnvInfo(name=env["name"], dialect=env.get("dialect"), protocol=env.get("protocol") or "unknown"),
-            )
+        envs = tuple(
+            EnvInfo(name=env["name"], dialect=env.get("dialect"), protocol=env.get("protocol") or "unknown")
+            for env in env_sections
+            if isinstance(env, Mapping) and env.get("name")
+        )
+        if envs:
+            values["envs"] = envs
         values.update(overrides)
         return cls(**values)
 

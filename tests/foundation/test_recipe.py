@@ -63,7 +63,7 @@ def test_invalid_yaml_reports_line() -> None:
 def test_set_overrides_are_typed_and_located() -> None:
     loaded = load_recipe_text(BASE, "r.yaml", ["teacher.sampling.temperature=0", "env.num_tasks=9", "seed=11"])
     assert loaded.recipe.teacher.sampling.temperature == 0.0
-    assert loaded.recipe.env.num_tasks == 9
+    assert loaded.recipe.envs[0].num_tasks == 9
     assert loaded.recipe.seed == 11
     with pytest.raises(RecipeError, match=r"^--set teacher.sampling.temperature: "):
         load_recipe_text(BASE, "r.yaml", ["teacher.sampling.temperature=-3"])

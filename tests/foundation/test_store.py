@@ -106,3 +106,15 @@ def test_write_records_and_detect_kind(tmp_path: Path) -> None:
 def test_missing_file_is_a_record_error(tmp_path: Path) -> None:
     with pytest.raises(RecordError, match="no such file"):
         list(read_records(tmp_path / "nope.jsonl", Pair))
+
+
+def test_complete_last_record_without_newline_is_kept(tmp_path: Path) -> None:
+    """A kill between the record and its newline leaves a whole record: it counts and stays."""
+    path = tmp_path / "t.jsonl"
+    line = make_trajectory().model_dump_json()
+    path.write_text(line + "\n" + line)
+    assert len(list(read_records(path, Trajectory))) == 2
+    with JsonlWriter(path) as writer:
+        assert writer.repaired_bytes == 0
+        writer.write(make_trajectory(id="traj-3"))
+    assert [t.id for t in read_records(path, Trajectory)] == ["traj-1", "traj-1", "traj-3"]

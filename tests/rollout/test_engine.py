@@ -11,7 +11,7 @@ from prefbuild.envs import base as env_base
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import StopReason, prompt_messages
 from prefbuild.rollout import EpisodeRunner, Shard, episode_id, plan_episodes, rollout
-from tests.rollout.toy import CountEnv, CountProtocol, ProgrammedTeacher
+from tests.rollout.toy import CountEnv, ProgrammedTeacher
 
 RECIPE = """\
 name: toy
@@ -36,7 +36,7 @@ def recipe(**overrides: str):
 def play(policy, **overrides: str):
     r = recipe(**overrides)
     teacher = ProgrammedTeacher(policy)
-    runner = EpisodeRunner(r, teacher, CountProtocol())
+    runner = EpisodeRunner(r, teacher)
 
     async def collect():
         return [t async for t in rollout(plan_episodes(r), runner, concurrency=r.teacher.concurrency, window=4)]
@@ -116,7 +116,7 @@ def test_samples_get_distinct_reproducible_seeds() -> None:
             return await super().complete(request)
 
     r = recipe(**{"teacher.sampling.seed": "10", "env.num_tasks": "1"})
-    runner = EpisodeRunner(r, SeedTeacher(lambda m, n: "ACTION: done"), CountProtocol())
+    runner = EpisodeRunner(r, SeedTeacher(lambda m, n: "ACTION: done"))
 
     async def collect():
         return [t async for t in rollout(plan_episodes(r), runner, concurrency=1)]
