@@ -234,7 +234,6 @@ def _stub(name: str, summary: str) -> click.Command:
 
 STAGE_SUMMARIES = {
     "run": "Run every stage of a recipe: generate -> label -> pair -> export.",
-    "label": "Label failure modes in trajectory files.",
     "pair": "Build chosen/rejected pairs from labelled trajectories.",
     "export": "Export pairs for a trainer (TRL, LLaMA-Factory, ms-swift) as a dataset directory.",
 }
@@ -243,9 +242,11 @@ STAGE_SUMMARIES = {
 def _register_stages() -> None:
     from prefbuild.commands_publish import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.envs.cli import envs
+    from prefbuild.labelers.cli import label
     from prefbuild.teachers.cli import models_command, serve_command
 
     main.add_command(envs)
+    main.add_command(label)
     main.add_command(serve_command)
     main.add_command(models_command)
     for command in PUBLISH_COMMANDS:

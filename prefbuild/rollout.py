@@ -226,6 +226,8 @@ class EpisodeRunner:
                 info["simulated"] = simulated
             if parsed.problems:
                 info["problems"] = list(parsed.problems)
+            if parsed.final:
+                info["final"] = True
             reward, done, valid, won = 0.0, False, False, False
             stop_episode: StopReason | None = None
             if parsed.action is None:

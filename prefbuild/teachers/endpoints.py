@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -83,18 +83,24 @@ class EndpointPool:
         now = time.monotonic()
         return "; ".join(endpoint.describe(now) for endpoint in self.endpoints)
 
-    def choose(self) -> Endpoint:
-        """The available endpoint with the fewest requests in flight (first listed wins ties)."""
+    def choose(self, avoid: Collection[str] = ()) -> Endpoint:
+        """The available endpoint with the fewest requests in flight (first listed wins ties).
+
+        Endpoints whose last request failed come after healthy ones, and a retry avoids the
+        endpoints it already failed on while another is available, so one dead server in the
+        list does not use up a request's attempts before the cool-down kicks in.
+        """
         now = time.monotonic()
         candidates = [endpoint for endpoint in self.endpoints if endpoint.available(now)]
         if not candidates:
             raise AllEndpointsDown(f"every teacher endpoint is down: {self.describe()}")
-        return min(candidates, key=lambda endpoint: endpoint.in_flight)
+        fresh = [endpoint for endpoint in candidates if endpoint.base_url not in avoid] or candidates
+        return min(fresh, key=lambda endpoint: (endpoint.consecutive_failures > 0, endpoint.in_flight))
 
     @asynccontextmanager
-    async def acquire(self) -> AsyncIterator[Endpoint]:
+    async def acquire(self, avoid: Collection[str] = ()) -> AsyncIterator[Endpoint]:
         """Reserve a slot on the least busy endpoint for one HTTP request."""
-        endpoint = self.choose()
+        endpoint = self.choose(avoid)
         endpoint.in_flight += 1
         try:
             async with endpoint.semaphore:

@@ -203,10 +203,11 @@ class OpenAITeacher(Teacher):
             retry=retry_if_exception_type(_Retryable),
             reraise=True,
         )
+        failed_on: set[str] = set()
         try:
             async for attempt in retrying:
                 with attempt:
-                    result = await self._attempt(payload)
+                    result = await self._attempt(payload, failed_on)
         except _Unavailable as error:
             raise TeacherError(
                 f"teacher model {self.model!r}: {error}; gave up after {self.max_attempts} attempts"
@@ -218,11 +219,15 @@ class OpenAITeacher(Teacher):
             ) from None
         return result
 
-    async def _attempt(self, payload: dict[str, Any]) -> list[Completion]:
+    async def _attempt(self, payload: dict[str, Any], failed_on: set[str]) -> list[Completion]:
         assert self._client is not None, "start() the teacher first"
         try:
-            async with self.pool.acquire() as endpoint:
-                return await self._post(endpoint, payload)
+            async with self.pool.acquire(avoid=failed_on) as endpoint:
+                try:
+                    return await self._post(endpoint, payload)
+                except _Retryable:
+                    failed_on.add(endpoint.base_url)
+                    raise
         except AllEndpointsDown as error:
             raise _Unavailable(str(error)) from None
 

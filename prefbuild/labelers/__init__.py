@@ -1,0 +1,176 @@
+"""Labeler registry: built-in labelers, SQL-specific ones, and plug-ins from entry points.
+
+``build_labelers`` turns a recipe's ``labelers`` section into instances; ``label_trajectory``
+runs them on one trajectory and returns a copy whose step labels are *replaced*, so
+re-labelling old trajectories after a threshold change never stacks stale labels.
+
+Env-specific labelers (``envs=("sql",)``) replace the generic labeler of the same failure
+mode for their env; verbose_filler and format_violation apply to every env.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any
+
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.format_violation import FormatViolationLabeler
+from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
+from prefbuild.labelers.invalid_action import InvalidActionLabeler
+from prefbuild.labelers.loop import LoopLabeler
+from prefbuild.labelers.premature_success import PrematureSuccessLabeler
+from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
+from prefbuild.records import Label, Trajectory
+
+__all__ = [
+    "BUILTIN_LABELERS",
+    "Labeler",
+    "available_labelers",
+    "build_labelers",
+    "label_trajectory",
+]
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_LABELERS: dict[str, type[Labeler]] = {
+    cls.name: cls
+    for cls in (
+        LoopLabeler,
+        PrematureSuccessLabeler,
+        ImplausibleLocationLabeler,
+        VerboseFillerLabeler,
+        FormatViolationLabeler,
+        InvalidActionLabeler,
+    )
+}
+
+
+def _sql_labelers() -> dict[str, type[Labeler]]:
+    try:
+        module = import_module("prefbuild.labelers.sql_labelers")
+    except ImportError:
+        return {}
+    return dict(getattr(module, "SQL_LABELERS", {}))
+
+
+def _registry_key(key: str, cls: type[Labeler], taken: Mapping[str, type[Labeler]]) -> str:
+    """A labeler whose key is taken (the SQL ``loop``) is listed under its own ``name`` (``sql_loop``)."""
+    if key not in taken or taken[key] is cls:
+        return key
+    name = getattr(cls, "name", key)
+    return name if name not in taken else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def available_labelers() -> dict[str, type[Labeler]]:
+    """Every labeler by registry name: built-ins, then SQL ones, then ``prefbuild.labelers`` entry points."""
+    found: dict[str, type[Labeler]] = dict(BUILTIN_LABELERS)
+    for key, cls in _sql_labelers().items():
+        found[_registry_key(key, cls, found)] = cls
+    for entry in entry_points(group="prefbuild.labelers"):
+        try:
+            cls = entry.load()
+        except Exception as error:  # a broken plug-in must not hide the built-ins
+            logger.warning("labeler plug-in %r could not be loaded: %s", entry.name, error)
+            continue
+        if isinstance(cls, type) and issubclass(cls, Labeler):
+            found[_registry_key(entry.name, cls, found)] = cls
+        else:
+            logger.warning("labeler plug-in %r is not a Labeler subclass", entry.name)
+    return found
+
+
+def _for_env(classes: Iterable[type[Labeler]], env: str | None) -> list[type[Labeler]]:
+    """Classes usable for ``env``; a generic class is dropped where an env-specific one covers its mode."""
+    chosen = [
+        cls
+        for cls in classes
+        if env is None or ((not cls.envs or env in cls.envs) and env not in getattr(cls, "excluded_envs", ()))
+    ]
+    if env is None:
+        return chosen
+    specific_modes = {cls.mode for cls in chosen if cls.envs and env in cls.envs}
+    return [cls for cls in chosen if cls.envs or cls.mode not in specific_modes]
+
+
+def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None) -> list[Labeler]:
+    """Instances for a recipe's ``labelers`` entries (``{name, params}``); None = every default for ``env``.
+
+    A configured generic name also brings in the env-specific labelers of the same failure
+    mode (which replace it on their env), with those of its params they declare, unless the
+    recipe configures them itself. Raises ``KeyError`` for an unknown name and ``ValueError``
+    for bad params, naming the entry.
+    """
+    registry = available_labelers()
+    if configs is None:
+        return [cls() for cls in _for_env(registry.values(), env)]
+    entries: list[tuple[int, str, type[Labeler], dict[str, Any]]] = []
+    for position, entry in enumerate(configs):
+        if not isinstance(entry, Mapping) or "name" not in entry:
+            raise ValueError(f"labelers[{position}]: expected a mapping with 'name' (and optional 'params')")
+        name = str(entry["name"])
+        params = entry.get("params") or {}
+        if not isinstance(params, Mapping):
+            raise ValueError(f"labelers[{position}].params: expected a mapping, got {type(params).__name__}")
+        cls = registry.get(name) or next((c for c in registry.values() if c.name == name), None)
+        if cls is None:
+            raise KeyError(f"labelers[{position}].name: unknown labeler {name!r}; known: {', '.join(sorted(registry))}")
+        entries.append((position, name, cls, dict(params)))
+    configured = {cls for _, _, cls, _ in entries}
+    labelers: list[Labeler] = []
+    for position, name, cls, params in entries:
+        chosen: list[tuple[type[Labeler], dict[str, Any]]] = [(cls, params)]
+        if not cls.envs:
+            for other in registry.values():
+                if other.envs and other.mode == cls.mode and other not in configured:
+                    declared = getattr(other, "defaults", None)
+                    shared = {k: v for k, v in params.items() if isinstance(declared, Mapping) and k in declared}
+                    chosen.append((other, shared))
+        usable = set(_for_env([c for c, _ in chosen], env))
+        for target, target_params in chosen:
+            if target not in usable:
+                continue
+            try:
+                labelers.append(target(**target_params))
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"labelers[{position}] ({name}): {error}") from error
+    if env is not None:
+        specific = {labeler.mode for labeler in labelers if labeler.envs and env in labeler.envs}
+        labelers = [labeler for labeler in labelers if labeler.envs or labeler.mode not in specific]
+    return labelers
+
+
+def _applicable(labelers: Iterable[Labeler], trajectory: Trajectory) -> list[Labeler]:
+    usable = [labeler for labeler in labelers if labeler.applies_to(trajectory)]
+    env = trajectory.env.name
+    specific_modes = {labeler.mode for labeler in usable if labeler.envs and env in labeler.envs}
+    return [labeler for labeler in usable if labeler.envs or labeler.mode not in specific_modes]
+
+
+def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Trajectory:
+    """A copy of ``trajectory`` whose ``Step.labels`` are exactly what ``labelers`` find now."""
+    by_step: dict[int, list[Label]] = {step.index: [] for step in trajectory.steps}
+    seen: set[tuple[str, int, str]] = set()
+    for labeler in _applicable(labelers, trajectory):
+        try:
+            found = labeler.label(trajectory)
+        except Exception as error:
+            raise RuntimeError(f"labeler {labeler.tag} failed on trajectory {trajectory.id!r}: {error}") from error
+        for label in found:
+            if label.step not in by_step:
+                raise ValueError(
+                    f"labeler {labeler.tag} labelled step {label.step} of trajectory {trajectory.id!r}, "
+                    f"which has {len(trajectory.steps)} steps"
+                )
+            key = (label.mode.value, label.step, label.labeler)
+            if key not in seen:
+                seen.add(key)
+                by_step[label.step].append(label)
+    # Steps whose labels do not change are shared with the input (records are not mutated here).
+    steps = [
+        step if step.labels == by_step[step.index] else step.model_copy(update={"labels": by_step[step.index]})
+        for step in trajectory.steps
+    ]
+    return trajectory.model_copy(update={"steps": steps})

@@ -1,0 +1,77 @@
+"""Format violations: the turn did not follow the env's protocol exactly once.
+
+The protocol parser is the judge (no action line, several, a wrong tag, a missing
+required ``Thought:``, a markdown fence where the protocol has none, text outside the
+tags): rollouts and the external-log importers record its verdict in ``Step.format_ok``,
+the tolerances it applied in ``Step.normalized`` and its complaints in
+``Step.info['problems']``. This labeler reports them; with ``reparse`` it parses every
+turn again with the env's current protocol, for trajectories written by an older or a
+more lenient parser.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import ClassVar
+
+from prefbuild.envs import get_protocol
+from prefbuild.envs.base import ParsedOutput, Protocol
+from prefbuild.labelers.common import ConfiguredLabeler
+from prefbuild.records import FailureMode, Label, Step, Trajectory
+
+
+@lru_cache(maxsize=32)
+def _protocol(env: str, name: str) -> Protocol | None:
+    try:
+        return get_protocol(env, name)
+    except (KeyError, ImportError, TypeError, ValueError):  # not loadable here: judge by the recorded verdict
+        return None
+
+
+def reparse(trajectory: Trajectory, step: Step) -> ParsedOutput | None:
+    """The env protocol's reading of ``step.raw_output`` today, or None where the protocol is unavailable."""
+    protocol = _protocol(trajectory.env.name, trajectory.env.protocol)
+    if protocol is None:
+        return None
+    return protocol.parse(step.raw_output)
+
+
+class FormatViolationLabeler(ConfiguredLabeler):
+    """Labels turns whose text the env protocol did not accept exactly as written."""
+
+    name: ClassVar[str] = "format_violation"
+    mode: ClassVar[FailureMode] = FailureMode.format_violation
+    version: ClassVar[int] = 1
+    defaults: ClassVar[dict[str, object]] = {
+        "reparse": False,  # parse every turn again with the env's current protocol
+        "normalized_is_violation": False,  # also label turns the parser accepted after normalising them
+    }
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            label = self._step(trajectory, step)
+            if label is not None:
+                labels.append(label)
+        return labels
+
+    def _step(self, trajectory: Trajectory, step: Step) -> Label | None:
+        format_ok = step.format_ok
+        normalized = list(step.normalized)
+        recorded = step.info.get("problems")
+        problems = [str(p) for p in recorded] if isinstance(recorded, list) else []
+        parsed = reparse(trajectory, step) if (self.config["reparse"] or not format_ok) and not problems else None
+        if parsed is not None:
+            problems = list(parsed.problems)
+            if self.config["reparse"]:
+                format_ok = format_ok and parsed.format_ok
+                normalized = list(dict.fromkeys([*normalized, *parsed.normalized]))
+        flagged = not format_ok or (bool(normalized) and self.config["normalized_is_violation"])
+        if not flagged:
+            return None
+        parts = [f"{trajectory.env.protocol} format: " + ("; ".join(problems) or "not the exact protocol format")]
+        if normalized:
+            parts.append("parser normalised: " + ", ".join(normalized))
+        if step.action is None:
+            parts.append("no action could be parsed")
+        return self.make_label(step, 1.0 if not step.format_ok else 0.9, "; ".join(parts))

@@ -1,0 +1,163 @@
+"""Invalid actions: commands the env cannot execute, including names the agent made up.
+
+The plain signal is the env's own verdict (``Step.valid is False``, or the household
+answer "Nothing happens."). It is not enough on benchmark logs: the AgentBench harness
+snaps an inadmissible command to the closest admissible one by BLEU, so the env never says
+"Nothing happens." and a hallucinated ``take knife 3 from drawer 9`` runs as some other
+command. Hence three more checks on what the agent *wrote*:
+
+* it differs from the command the harness executed (``info['executed_action']``);
+* it is not among the admissible commands, where they were recorded;
+* it names an object or receptacle the agent has never been shown, or uses an object it
+  does not hold (``put``/``heat``/``cool``/``clean``/``examine`` of something not in hand).
+
+Completion claims ("Task succeeded.") are premature_success, and ReAct ``think:`` turns
+are thoughts, so neither is labelled here. SQL errors are sql_error's domain.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import ClassVar
+
+from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
+from prefbuild.labelers.common import (
+    ConfiguredLabeler,
+    is_completion_claim,
+    is_nothing_happens,
+    normalize_action,
+    short,
+)
+from prefbuild.labelers.household import entities, entity_type, held_after
+from prefbuild.records import FailureMode, Label, Step, Trajectory
+
+# Commands whose first object must be in the agent's hand.
+_HELD_COMMANDS = re.compile(r"^(?:put|move|heat|cool|clean)\s+([a-z]+ \d+)\b")
+_EXAMINE = re.compile(r"^examine ([a-z]+ \d+)$")
+_HOUSEHOLD_VERBS = re.compile(
+    r"^(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look|help)\b"
+)
+
+
+@lru_cache(maxsize=4096)
+def canonical_command(action: str | None) -> str | None:
+    """Household command spelling differences a harness forgives: ``put x in y`` = ``put x in/on y``."""
+    text = normalize_action(action)
+    if text is None:
+        return None
+    return re.sub(r"^(put [a-z]+ \d+) (?:in|on|into|onto|in/on) ", r"\1 in/on ", text)
+
+
+class InvalidActionLabeler(ConfiguredLabeler):
+    """Labels inadmissible actions, hallucinated names and uses of objects not in hand."""
+
+    name: ClassVar[str] = "invalid_action"
+    mode: ClassVar[FailureMode] = FailureMode.invalid_action
+    version: ClassVar[int] = 1
+    # SQL statements that fail are labelled by sql_error.
+    excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
+    defaults: ClassVar[dict[str, object]] = {
+        "hallucinated_names": True,
+        "not_in_hand": True,
+        "executed_mismatch": True,
+    }
+
+    def applies_to(self, trajectory: Trajectory) -> bool:
+        return trajectory.env.name not in self.excluded_envs and super().applies_to(trajectory)
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        if not self.applies_to(trajectory):
+            return []
+        seen = _SeenNames()
+        holding: str | None = None
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            seen.add(step.observation)
+            label = self._step(step, seen, holding)
+            if label is not None:
+                labels.append(label)
+            seen.add(step.feedback)
+            holding = held_after(step, holding)
+        return labels
+
+    @staticmethod
+    def _accepted(step: Step, written: str, snapped: bool) -> bool:
+        """The env ran exactly this command: it said so, or its reply names everything the command names."""
+        if snapped or is_nothing_happens(step.feedback):
+            return False
+        if step.valid is not None:
+            return step.valid
+        return entities(written) <= entities(step.feedback)
+
+    def _step(self, step: Step, seen: _SeenNames, holding: str | None) -> Label | None:
+        written = canonical_command(step.action)
+        if written is None or written.startswith("think") or is_completion_claim(step.action):
+            return None
+        reasons: list[str] = []
+        confidence = 0.0
+        executed = step.info.get("executed_action")
+        snapped = (
+            self.config["executed_mismatch"]
+            and isinstance(executed, str)
+            and canonical_command(executed) not in (None, written)
+        )
+        admissible = step.info.get("admissible_commands")
+        if step.valid is False:
+            reasons.append("the env rejected the action")
+            confidence = 0.95
+        if is_nothing_happens(step.feedback):
+            reasons.append('the env answered "Nothing happens."')
+            confidence = max(confidence, 0.95)
+        if snapped:
+            reasons.append(f"the harness executed '{short(executed, 50)}' instead")
+            confidence = max(confidence, 0.9)
+        if isinstance(admissible, list) and admissible and not snapped:
+            allowed = {canonical_command(command) for command in admissible if isinstance(command, str)}
+            if written not in allowed:
+                reasons.append("not among the admissible commands")
+                confidence = max(confidence, 0.9)
+        household = bool(_HOUSEHOLD_VERBS.match(written))
+        if household and not self._accepted(step, written, snapped):
+            if self.config["hallucinated_names"]:
+                unknown = sorted(entities(written) - seen.names())
+                if unknown:
+                    reasons.append("refers to " + ", ".join(f"'{name}'" for name in unknown) + ", never seen so far")
+                    confidence = max(confidence, 0.9)
+            obj = _object_in_hand(written) if self.config["not_in_hand"] else None
+            if obj is not None and obj != holding:
+                reasons.append(f"uses '{obj}' but holds " + (f"'{holding}'" if holding else "nothing"))
+                confidence = max(confidence, 0.85)
+        if not reasons:
+            return None
+        return self.make_label(step, confidence, f"'{short(step.action or '', 60)}': " + "; ".join(reasons))
+
+
+def _object_in_hand(command: str) -> str | None:
+    """The object a command needs in hand: put/heat/cool/clean X, or examine X when X is not a receptacle."""
+    match = _HELD_COMMANDS.match(command)
+    if match:
+        return match.group(1)
+    match = _EXAMINE.match(command)
+    if match and entity_type(match.group(1)) not in RECEPTACLE_TYPES:
+        return match.group(1)
+    return None
+
+
+class _SeenNames:
+    """Entity names the agent has been shown so far, scanned only when a check needs them
+    (most actions are accepted by the env and need no name check)."""
+
+    def __init__(self) -> None:
+        self._pending: list[str] = []
+        self._names: set[str] = set()
+
+    def add(self, text: str) -> None:
+        if text:
+            self._pending.append(text)
+
+    def names(self) -> set[str]:
+        for text in self._pending:
+            self._names |= entities(text)
+        self._pending.clear()
+        return self._names

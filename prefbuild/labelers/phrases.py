@@ -1,0 +1,98 @@
+"""Phrase lists kept as data files, compiled into one case-insensitive matcher each.
+
+Lists live in ``prefbuild/labelers/data/`` (``filler_*.txt``: one hit is filler;
+``polite_*.txt``: weak markers that count only in numbers) so users and translators can
+extend them without touching code; a recipe can add phrases or whole files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def read_phrase_file(path: str | Path) -> list[str]:
+    """Phrases of one list file: one per line, blank lines and ``#`` comments skipped.
+
+    ``path`` is a file path, or the bare name of a bundled list (``"filler_en.txt"``).
+    """
+    candidate = Path(path)
+    if candidate.is_file():
+        text = candidate.read_text(encoding="utf-8")
+    else:
+        bundled = files("prefbuild.labelers").joinpath("data", str(path))
+        if not bundled.is_file():
+            raise FileNotFoundError(f"phrase list {str(path)!r} is neither a file nor a bundled list")
+        text = bundled.read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def bundled_lists(prefix: str) -> list[str]:
+    """Names of the bundled lists starting with ``prefix`` (``"filler_"`` -> filler_en.txt, filler_ja.txt)."""
+    folder = files("prefbuild.labelers").joinpath("data")
+    return sorted(
+        entry.name for entry in folder.iterdir() if entry.name.startswith(prefix) and entry.name.endswith(".txt")
+    )
+
+
+def _trie_pattern(phrases: list[str], *, word_ends: bool) -> str:
+    """One regex alternation shaped as a prefix tree: matching costs one pass over the text
+    instead of one attempt per phrase at every position. Longer phrases are tried first;
+    with ``word_ends`` a phrase ending in a letter must end a word ("sure" is not "surely")."""
+    trie: dict[str, dict] = {}
+    for phrase in phrases:
+        node = trie
+        for char in phrase:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def render(node: dict[str, dict], last: str) -> str:
+        alternatives = [re.escape(char) + render(child, char) for char, child in sorted(node.items()) if char]
+        if "" in node:
+            alternatives.append(r"(?!\w)" if word_ends and (last.isalnum() or last == "_") else "")
+        if len(alternatives) == 1:
+            return alternatives[0]
+        return "(?:" + "|".join(alternatives) + ")"
+
+    return render(trie, "")
+
+
+@lru_cache(maxsize=32)
+def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Latin-script phrases must match whole words; CJK phrases match anywhere (no spaces there)."""
+    unique = sorted({phrase.lower() for phrase in phrases if phrase.strip()})
+    if not unique:
+        return None
+    latin = [phrase for phrase in unique if not _CJK.search(phrase)]
+    cjk = [phrase for phrase in unique if _CJK.search(phrase)]
+    parts = []
+    if latin:
+        parts.append(r"(?<!\w)" + _trie_pattern(latin, word_ends=True))
+    if cjk:
+        parts.append(_trie_pattern(cjk, word_ends=False))
+    return re.compile("|".join(f"(?:{part})" for part in parts))
+
+
+class PhraseMatcher:
+    """Finds the phrases of some lists in a text."""
+
+    def __init__(self, list_files: Sequence[str | Path], extra: Iterable[str] = ()) -> None:
+        phrases: list[str] = []
+        for path in list_files:
+            phrases.extend(read_phrase_file(path))
+        phrases.extend(extra)
+        self._regex = _compile(tuple(phrases))
+
+    def find(self, text: str) -> list[str]:
+        """Every phrase occurrence in ``text``, as written there."""
+        if self._regex is None or not text:
+            return []
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a few characters change length when lower-cased
+            return [match.group(0) for match in self._regex.finditer(lowered)]
+        return [text[match.start() : match.end()] for match in self._regex.finditer(lowered)]

@@ -1,0 +1,139 @@
+"""Verbose filler: words that cost tokens and latency without moving the agent.
+
+What it finds in one turn, each a reason of the same label:
+
+* conversational filler and meta talk from the phrase lists ("Certainly!", "As an AI",
+  承知いたしました) — one strong phrase is enough; weak politeness words ("please",
+  "thanks") only count from ``min_weak_hits`` on, so one polite word in a terse thought
+  is not labelled;
+* degenerate repetition: the same sentence ``repeat_min`` times in one thought, the most
+  common verbosity of small models;
+* a thought over ``max_thought_tokens``;
+* restating the task again after an earlier thought already did;
+* more than one action line in a turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import ClassVar
+
+from prefbuild.labelers.common import ConfiguredLabeler, normalize_text, short, token_count
+from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
+from prefbuild.records import FailureMode, Label, Trajectory
+
+_SENTENCES = re.compile(r"[^.!?。！？\n]+")
+_ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
+_WORDS = re.compile(r"\w+")
+_NGRAM = 8
+
+
+def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
+    """The most repeated sentence of at least three words (or six CJK characters) and its count."""
+    if len(text) < 6 * minimum or (text.isascii() and text.count(" ") < 3 * minimum - 1):
+        return None  # too short to hold `minimum` sentences of three words
+    counts: Counter[str] = Counter()
+    for raw in _SENTENCES.findall(text):
+        sentence = normalize_text(raw)
+        if len(sentence.split()) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
+            counts[sentence] += 1
+    if counts:
+        sentence, count = counts.most_common(1)[0]
+        if count >= minimum:
+            return sentence, count
+    words = _WORDS.findall(text.lower())
+    if len(words) >= _NGRAM * minimum:
+        grams = Counter(tuple(words[i : i + _NGRAM]) for i in range(0, len(words) - _NGRAM + 1))
+        gram, count = grams.most_common(1)[0]
+        # Overlapping matches of one n-gram need a period of at least n to be real repeats.
+        if count >= minimum * 2 or (count >= minimum and _spread(words, gram) >= minimum):
+            return " ".join(gram), count
+    return None
+
+
+def _spread(words: list[str], gram: tuple[str, ...]) -> int:
+    """Non-overlapping occurrences of ``gram`` in ``words``."""
+    count, index = 0, 0
+    while index <= len(words) - len(gram):
+        if tuple(words[index : index + len(gram)]) == gram:
+            count += 1
+            index += len(gram)
+        else:
+            index += 1
+    return count
+
+
+class VerboseFillerLabeler(ConfiguredLabeler):
+    """Labels turns with filler phrases, degenerate repetition, overlong thoughts or several actions."""
+
+    name: ClassVar[str] = "verbose_filler"
+    mode: ClassVar[FailureMode] = FailureMode.verbose_filler
+    version: ClassVar[int] = 1
+    defaults: ClassVar[dict[str, object]] = {
+        "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
+        "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
+        "phrases": [],  # extra strong phrases
+        "weak_phrases": [],  # extra weak phrases
+        "min_weak_hits": 2,
+        "repeat_min": 3,
+        "max_thought_tokens": 150,
+        "restatement": True,
+        "multiple_actions": True,
+    }
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._strong = PhraseMatcher(
+            self.config["phrase_files"] or bundled_lists("filler_"), extra=self.config["phrases"]
+        )
+        self._weak = PhraseMatcher(
+            self.config["weak_phrase_files"] or bundled_lists("polite_"), extra=self.config["weak_phrases"]
+        )
+        # Turns repeat a lot ("ACTION: go to cabinet 1"); the text checks are pure, so cache them (bounded).
+        self._text_reasons = lru_cache(maxsize=4096)(self._text_reasons_uncached)
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        goal = normalize_text(trajectory.task.goal).rstrip(".")
+        goal_seen = False
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            thought = step.thought if step.thought is not None else step.raw_output
+            reasons, confidence = self._text_reasons(step.raw_output, thought)
+            goal_here = len(goal) >= 12 and len(thought) >= len(goal) and goal in normalize_text(thought)
+            if self.config["restatement"] and goal_here and goal_seen:
+                reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
+                confidence = max(confidence, 0.7)
+            goal_seen = goal_seen or goal_here
+            if reasons:
+                labels.append(self.make_label(step, confidence, "; ".join(reasons)))
+        return labels
+
+    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float]:
+        """Reasons found in one turn's text alone (everything except restating the task)."""
+        reasons: list[str] = []
+        confidence = 0.0
+        strong = self._strong.find(text)
+        if strong:
+            reasons.append("filler " + ", ".join(f"'{short(p, 40)}'" for p in dict.fromkeys(strong)))
+            confidence = max(confidence, 0.9)
+        weak = self._weak.find(text)
+        if len(weak) >= int(self.config["min_weak_hits"]):
+            reasons.append(f"{len(weak)} politeness markers (" + ", ".join(f"'{p}'" for p in dict.fromkeys(weak)) + ")")
+            confidence = max(confidence, 0.75)
+        repeated = repeated_sentence(thought, int(self.config["repeat_min"]))
+        if repeated:
+            reasons.append(f"degenerate repetition: '{short(repeated[0], 60)}' {repeated[1]} times in one thought")
+            confidence = max(confidence, 0.95)
+        budget = int(self.config["max_thought_tokens"])
+        tokens = token_count(thought) if len(thought) > budget else 0  # a token is at least one character
+        if tokens > budget:
+            reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
+            confidence = max(confidence, 0.8)
+        if self.config["multiple_actions"] and text.lower().count("act") > 1:
+            actions = len(_ACTION_LINE.findall(text))
+            if actions > 1:
+                reasons.append(f"{actions} actions in one turn")
+                confidence = max(confidence, 0.9)
+        return tuple(reasons), confidence
