@@ -35,9 +35,11 @@ def scripted(tasks: int, max_steps: int) -> None:
         seconds = time.perf_counter() - started
         size = sum(p.stat().st_size for p in (Path(folder) / "run" / "trajectories").glob("*.jsonl"))
     steps = result.stats.steps
-    print(f"scripted teacher: {result.stats.done} episodes, {steps} steps in {seconds:.2f} s "
-          f"-> {steps / seconds:,.0f} steps/s, {result.stats.done / seconds:,.1f} episodes/s "
-          f"({size / 1e6:.1f} MB of JSONL, {size / max(steps, 1):,.0f} bytes/step)")
+    print(
+        f"scripted teacher: {result.stats.done} episodes, {steps} steps in {seconds:.2f} s "
+        f"-> {steps / seconds:,.0f} steps/s, {result.stats.done / seconds:,.1f} episodes/s "
+        f"({size / 1e6:.1f} MB of JSONL, {size / max(steps, 1):,.0f} bytes/step)"
+    )
 
 
 def vllm_comparison(tasks: int, max_steps: int, max_tokens: int) -> None:
@@ -46,18 +48,26 @@ def vllm_comparison(tasks: int, max_steps: int, max_tokens: int) -> None:
 
     model = ensure_embedded_model()
     with tempfile.TemporaryDirectory() as folder, VllmServer(str(model), log_path=Path(folder) / "vllm.log") as server:
-        base = [f"env.num_tasks={tasks}", f"env.max_steps={max_steps}", "teacher.backend=openai",
-                f"teacher.model={model}", f"teacher.base_urls=[{server.base_url}]",
-                f"teacher.sampling.max_tokens={max_tokens}", "teacher.sampling.temperature=0",
-                "teacher.sampling.seed=0"]
+        base = [
+            f"env.num_tasks={tasks}",
+            f"env.max_steps={max_steps}",
+            "teacher.backend=openai",
+            f"teacher.model={model}",
+            f"teacher.base_urls=[{server.base_url}]",
+            f"teacher.sampling.max_tokens={max_tokens}",
+            "teacher.sampling.temperature=0",
+            "teacher.sampling.seed=0",
+        ]
         timings = {}
         for label, concurrency in (("prefbuild, 16 in flight", 16), ("sequential, one request at a time", 1)):
             loaded = load_recipe("quickstart", [*base, f"teacher.concurrency={concurrency}"])
             started = time.perf_counter()
             result = generate(loaded, out=Path(folder) / f"run-{concurrency}", quiet=True)
             timings[label] = time.perf_counter() - started
-            print(f"{label}: {result.stats.done} episodes, {result.stats.steps} steps, "
-                  f"{result.stats.usage.completion_tokens} completion tokens in {timings[label]:.1f} s")
+            print(
+                f"{label}: {result.stats.done} episodes, {result.stats.steps} steps, "
+                f"{result.stats.usage.completion_tokens} completion tokens in {timings[label]:.1f} s"
+            )
         values = list(timings.values())
         print(f"speed-up of prefbuild over the sequential loop: {values[1] / values[0]:.2f}x")
 

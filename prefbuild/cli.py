@@ -203,6 +203,29 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
 
 
 @main.command()
+@click.argument("recipe")
+@_recipe_options
+@click.pass_context
+def run(ctx: click.Context, recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
+        shard: str | None, new: bool, quiet: bool) -> None:
+    """Run every stage of a recipe: generate -> label -> pair -> export -> report.
+
+    Each stage is also its own command over the files in the run directory, so any of them
+    can be re-run alone later. Resumable like `generate`.
+
+    \b
+    Examples:
+      prefbuild run quickstart
+      prefbuild run recipes/simulate.yaml --set env.num_tasks=20 --out runs/sim-small
+    """
+    from prefbuild.pipeline import run_pipeline
+
+    summary = run_pipeline(ctx, load_recipe(recipe, overrides), out=out, limit=limit, shard=shard, new=new,
+                           quiet=quiet)
+    sys.exit(summary.exit_code)
+
+
+@main.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="New run directory.")
 def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
@@ -232,21 +255,20 @@ def _stub(name: str, summary: str) -> click.Command:
     return command
 
 
-STAGE_SUMMARIES = {
-    "run": "Run every stage of a recipe: generate -> label -> pair -> export.",
-    "pair": "Build chosen/rejected pairs from labelled trajectories.",
-    "export": "Export pairs for a trainer (TRL, LLaMA-Factory, ms-swift) as a dataset directory.",
-}
+STAGE_SUMMARIES: dict[str, str] = {}
 
 
 def _register_stages() -> None:
     from prefbuild.commands_publish import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.envs.cli import envs
     from prefbuild.labelers.cli import label
+    from prefbuild.pairs.cli import export_command, pair_command
     from prefbuild.teachers.cli import models_command, serve_command
 
     main.add_command(envs)
     main.add_command(label)
+    main.add_command(pair_command)
+    main.add_command(export_command)
     main.add_command(serve_command)
     main.add_command(models_command)
     for command in PUBLISH_COMMANDS:

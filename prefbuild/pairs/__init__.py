@@ -1,0 +1,86 @@
+"""Pair strategies: registry of built-in and plug-in strategies, and the streaming pipeline.
+
+Built in: ``stepwise`` (the default: expert action vs labelled bad action, per step),
+``trajectory`` (success vs failure on the same task), ``style`` (concise vs verbose turn
+with the same action), ``best_of_n`` (n teacher samples at a state ranked by progress).
+Third-party strategies register through the ``prefbuild.pairs`` entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any
+
+from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.pipeline import PairCounts, PairReport, build_pairs
+
+__all__ = [
+    "BUILTIN_STRATEGIES",
+    "PairCounts",
+    "PairReport",
+    "PairStrategy",
+    "available_strategies",
+    "build_pairs",
+    "build_strategy",
+    "get_strategy",
+    "needs_teacher",
+]
+
+# name -> "module:Class"; imported lazily.
+BUILTIN_STRATEGIES: dict[str, str] = {
+    "stepwise": "prefbuild.pairs.stepwise:StepwiseStrategy",
+    "trajectory": "prefbuild.pairs.trajectory:TrajectoryStrategy",
+    "style": "prefbuild.pairs.style:StyleStrategy",
+    "best_of_n": "prefbuild.pairs.best_of_n:BestOfNStrategy",
+}
+
+# Which params switch a strategy to needing a teacher.
+_TEACHER_NEEDED: dict[str, Any] = {
+    "stepwise": lambda params: params.get("chosen") == "teacher",
+    "style": lambda params: params.get("rewrite") == "teacher",
+    "best_of_n": lambda params: True,
+}
+
+
+def needs_teacher(name: str, params: Mapping[str, Any] | None = None) -> bool:
+    """Whether built-in strategy ``name`` with ``params`` asks a teacher (plug-ins bring their own)."""
+    return bool(_TEACHER_NEEDED.get(name, lambda _: False)(dict(params or {})))
+
+
+def available_strategies() -> dict[str, str]:
+    """Every strategy name with where it comes from (built-in module or entry point)."""
+    found = dict(BUILTIN_STRATEGIES)
+    for entry in entry_points(group="prefbuild.pairs"):
+        found.setdefault(entry.name, entry.value)
+    return found
+
+
+def get_strategy(name: str) -> type[PairStrategy]:
+    """The strategy class registered under ``name``; ``KeyError`` lists the known names."""
+    targets = available_strategies()
+    if name not in targets:
+        raise KeyError(f"unknown pair strategy {name!r}; known strategies: {', '.join(sorted(targets))}")
+    module_name, _, attribute = targets[name].partition(":")
+    return getattr(import_module(module_name), attribute)
+
+
+def build_strategy(
+    name: str, params: Mapping[str, Any] | None = None, *, teacher: Any = None, seed: int | None = None
+) -> PairStrategy:
+    """An instance of strategy ``name`` with ``params``.
+
+    ``teacher`` is passed to a built-in strategy whose params need one (and do not carry
+    one); ``seed`` fills a strategy's ``seed`` param when the recipe did not set it.
+    ``ValueError`` names a missing teacher or an unknown parameter.
+    """
+    cls = get_strategy(name)
+    merged = dict(params or {})
+    if needs_teacher(name, merged) and merged.get("teacher") is None:
+        if teacher is None:
+            raise ValueError(f"strategy {name!r} with these params needs a teacher; none was given")
+        merged["teacher"] = teacher
+    if seed is not None and "seed" in getattr(cls, "PARAMS", ()) and "seed" not in merged:
+        merged["seed"] = seed
+    return cls(**merged)

@@ -1,0 +1,251 @@
+"""``build_pairs``: labelled trajectories in, validated and post-processed pairs out.
+
+One streaming pass: every trajectory is fed to every strategy, the pairs it yields are
+validated, deduplicated, capped per trajectory, and (when ``max_per_reason`` is set)
+offered to a per-reason bottom-k sample; each pair gets its split from its task id. The
+pipeline writes nothing: the caller iterates the ``PairReport`` and stores the pairs, then
+reads the counts (built, invalid with why, dropped with why, deduplicated, balanced out).
+
+Memory: flat in the number of episodes, except the dedup hash sets (16 bytes per unique
+pair), the per-trajectory counters and, with ``max_per_reason``, the pairs kept per reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.common import IncrementalStrategy, StrategyStats
+from prefbuild.pairs.postprocess import BottomK, exact_key, near_key, rank, split_for, validate
+from prefbuild.records import Pair, Trajectory
+
+
+@dataclass
+class PairCounts:
+    """Everything the pipeline did, for ``stats``, the report and the run manifest."""
+
+    trajectories: int = 0
+    built: Counter[str] = field(default_factory=Counter)  # by strategy
+    dropped: Counter[str] = field(default_factory=Counter)  # "strategy:why"
+    invalid: Counter[str] = field(default_factory=Counter)  # "strategy:field:error"
+    duplicates: int = 0
+    near_duplicates: int = 0
+    capped_per_trajectory: int = 0
+    balanced_out: Counter[str] = field(default_factory=Counter)  # by reason
+    kept: int = 0
+    by_reason: Counter[str] = field(default_factory=Counter)
+    by_split: Counter[str] = field(default_factory=Counter)
+    by_strategy: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "trajectories": self.trajectories,
+            "built": dict(self.built),
+            "dropped": dict(self.dropped),
+            "invalid": dict(self.invalid),
+            "duplicates": self.duplicates,
+            "near_duplicates": self.near_duplicates,
+            "capped_per_trajectory": self.capped_per_trajectory,
+            "balanced_out": dict(self.balanced_out),
+            "kept": self.kept,
+            "by_reason": dict(self.by_reason),
+            "by_split": dict(self.by_split),
+            "by_strategy": dict(self.by_strategy),
+        }
+
+
+def reason_key(pair: Pair) -> str:
+    return pair.reason.value if pair.reason is not None else "none"
+
+
+class PairReport:
+    """Iterate it once for the pairs; ``counts`` is complete when the iteration has ended."""
+
+    def __init__(self, pairs: Iterator[Pair], counts: PairCounts) -> None:
+        self._pairs = pairs
+        self.counts = counts
+        self.done = False
+
+    def __iter__(self) -> Iterator[Pair]:
+        yield from self._pairs
+        self.done = True
+
+    def collect(self) -> list[Pair]:
+        """All pairs as a list (small runs and tests)."""
+        return list(self)
+
+
+def _feed_all(
+    strategies: Sequence[PairStrategy], trajectories: Iterable[Trajectory], counts: PairCounts
+) -> Iterator[list[Pair]]:
+    """One batch of pairs per trajectory (from every strategy), then one batch from ``finish``."""
+
+    def counted() -> Iterator[Trajectory]:
+        for trajectory in trajectories:
+            counts.trajectories += 1
+            yield trajectory
+
+    if len(strategies) == 1 and not isinstance(strategies[0], IncrementalStrategy):
+        # A plug-in strategy alone sees the whole stream (it may group trajectories itself).
+        for pair in strategies[0].pairs(counted()):
+            yield [pair]
+        return
+    try:
+        for trajectory in counted():
+            batch: list[Pair] = []
+            for strategy in strategies:
+                if isinstance(strategy, IncrementalStrategy):
+                    batch.extend(strategy.feed(trajectory))
+                else:  # plug-ins without feed/finish see one trajectory at a time next to others
+                    batch.extend(strategy.pairs([trajectory]))
+            yield batch
+        tail: list[Pair] = []
+        for strategy in strategies:
+            if isinstance(strategy, IncrementalStrategy):
+                tail.extend(strategy.finish())
+        yield tail
+    finally:
+        for strategy in strategies:
+            if isinstance(strategy, IncrementalStrategy):
+                strategy.close()
+
+
+def _collect_stats(strategies: Sequence[PairStrategy], counts: PairCounts) -> None:
+    for strategy in strategies:
+        stats: StrategyStats | None = getattr(strategy, "stats", None)
+        if stats is None:
+            continue
+        for why, number in stats.dropped.items():
+            counts.dropped[f"{strategy.name}:{why}"] += number
+        for why, number in stats.invalid.items():
+            counts.invalid[f"{strategy.name}:{why}"] += number
+
+
+def process(
+    strategies: Sequence[PairStrategy],
+    trajectories: Iterable[Trajectory],
+    counts: PairCounts,
+    *,
+    max_per_reason: int | None,
+    max_per_trajectory: int | None,
+    dedup: bool,
+    near_dedup: bool,
+    test_fraction: float,
+    seed: int,
+) -> Iterator[Pair]:
+    seen_exact: set[str] = set()
+    seen_near: set[str] = set()
+    per_trajectory: Counter[str] = Counter()
+    balancer = BottomK(max_per_reason, seed) if max_per_reason is not None else None
+    arrival = 0
+
+    def finalise(pair: Pair) -> Pair:
+        split = split_for(pair.source.task_id, test_fraction, seed)
+        final = pair.model_copy(update={"split": split})
+        counts.kept += 1
+        counts.by_reason[reason_key(final)] += 1
+        counts.by_split[split] += 1
+        counts.by_strategy[final.strategy] += 1
+        return final
+
+    for batch in _feed_all(strategies, trajectories, counts):
+        survivors: list[Pair] = []
+        for candidate in batch:
+            counts.built[candidate.strategy] += 1
+            pair, why = validate(candidate)
+            if pair is None:
+                counts.invalid[f"{candidate.strategy}:{why}"] += 1
+                continue
+            if dedup:
+                key = exact_key(pair)
+                if key in seen_exact:
+                    counts.duplicates += 1
+                    continue
+                seen_exact.add(key)
+            if near_dedup:
+                key = near_key(pair)
+                if key in seen_near:
+                    counts.near_duplicates += 1
+                    continue
+                seen_near.add(key)
+            survivors.append(pair)
+        if max_per_trajectory is not None:
+            survivors = _cap(survivors, per_trajectory, max_per_trajectory, seed, counts)
+        for pair in survivors:
+            arrival += 1
+            if balancer is None:
+                yield finalise(pair)
+                continue
+            fallen = balancer.offer(reason_key(pair), pair, arrival)
+            if fallen is not None:
+                counts.balanced_out[reason_key(fallen)] += 1
+    if balancer is not None:
+        for _, pair in balancer.drain():
+            yield finalise(pair)
+    _collect_stats(strategies, counts)
+
+
+def _cap(pairs: list[Pair], kept: Counter[str], limit: int, seed: int, counts: PairCounts) -> list[Pair]:
+    """At most ``limit`` pairs per source trajectory, chosen by seeded rank, in arrival order."""
+    by_trajectory: dict[str, list[Pair]] = {}
+    for pair in pairs:
+        by_trajectory.setdefault(pair.source.trajectory_id, []).append(pair)
+    allowed: set[str] = set()
+    for trajectory_id, group in by_trajectory.items():
+        room = max(0, limit - kept[trajectory_id])
+        chosen = sorted(group, key=lambda p: rank(p, seed))[:room]
+        kept[trajectory_id] += len(chosen)
+        counts.capped_per_trajectory += len(group) - len(chosen)
+        allowed.update(p.id for p in chosen)
+    return [pair for pair in pairs if pair.id in allowed]
+
+
+def build_pairs(
+    trajectories: Iterable[Trajectory],
+    strategies: Sequence[Mapping[str, Any] | PairStrategy],
+    *,
+    max_per_reason: int | None = None,
+    max_per_trajectory: int | None = None,
+    dedup: bool = True,
+    near_dedup: bool = False,
+    test_fraction: float = 0.1,
+    seed: int = 0,
+    teacher: Any = None,
+) -> PairReport:
+    """Build pairs from ``trajectories`` with ``strategies`` (``{"name": ..., "params": {...}}`` or instances).
+
+    ``teacher`` is handed to strategies that need one (``stepwise`` with ``chosen: teacher``,
+    ``style`` with ``rewrite: teacher``, ``best_of_n``) unless their params carry their own.
+    Nothing is written; iterate the returned report for the pairs.
+    """
+    from prefbuild.pairs import build_strategy
+
+    if not 0 <= test_fraction < 1:
+        raise ValueError(f"test_fraction must be in [0, 1), not {test_fraction}")
+    if not strategies:
+        raise ValueError("build_pairs needs at least one strategy")
+    built: list[PairStrategy] = []
+    for position, spec in enumerate(strategies):
+        if isinstance(spec, PairStrategy):
+            built.append(spec)
+            continue
+        if "name" not in spec:
+            raise ValueError(f"strategies[{position}]: missing 'name'")
+        params = dict(spec.get("params") or {})
+        built.append(build_strategy(str(spec["name"]), params, teacher=teacher, seed=seed))
+    counts = PairCounts()
+    pairs = process(
+        built,
+        trajectories,
+        counts,
+        max_per_reason=max_per_reason,
+        max_per_trajectory=max_per_trajectory,
+        dedup=dedup,
+        near_dedup=near_dedup,
+        test_fraction=test_fraction,
+        seed=seed,
+    )
+    return PairReport(pairs, counts)

@@ -1,0 +1,180 @@
+"""Export layouts, checked against each trainer's documented dataset format.
+
+Expected layouts, written out from the projects' documentation:
+
+- LLaMA-Factory, ``data/README.md`` "Sharegpt Format / Preference Dataset": each row is
+  ``{"conversations": [{"from": "human", "value": ...}, {"from": "gpt", ...}, {"from": "human", ...}],
+  "chosen": {"from": "gpt", "value": ...}, "rejected": {"from": "gpt", "value": ...}}``; human and
+  observation turns at odd positions (1-based), gpt and function_call turns at even positions;
+  an optional ``system`` column. The ``dataset_info.json`` entry is
+  ``{"file_name": ..., "formatting": "sharegpt", "ranking": true,
+  "columns": {"messages": "conversations", "chosen": "chosen", "rejected": "rejected", ...}}``.
+- ms-swift, "Custom Dataset" (RLHF / DPO): ``{"messages": [{"role": "system", ...}, {"role": "user", ...},
+  {"role": "assistant", "content": <chosen>}], "rejected_response": <rejected text>}``; agent data
+  ("Agent support"): calls as ``{"role": "tool_call", "content": <JSON name/arguments>}`` and results
+  as ``{"role": "tool_response", "content": ...}``.
+- TRL, "Dataset formats" (preference, conversational, explicit prompt):
+  ``{"prompt": [{"role": "user", "content": ...}], "chosen": [{"role": "assistant", ...}],
+  "rejected": [{"role": "assistant", ...}]}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import pytest
+
+from prefbuild.exports import (
+    EXPORT_FORMATS,
+    ExportError,
+    ExportStats,
+    llamafactory_dataset_info,
+    pass_at_k,
+    sft_rows,
+    to_rows,
+)
+from prefbuild.records import FailureMode
+from tests.exports.pairs_factory import multi_turn_pair, stepwise_pair, tool_pair
+from tests.pairs.factory import S, act, trajectory
+
+LLAMAFACTORY_USER_ROLES = {"human", "observation"}
+LLAMAFACTORY_ASSISTANT_ROLES = {"gpt", "function_call"}
+
+
+def test_export_formats_are_the_documented_five():
+    assert EXPORT_FORMATS == ("trl", "roundwise", "llamafactory", "swift", "sft")
+
+
+def test_trl_rows_are_conversational_prompt_chosen_rejected():
+    (row,) = to_rows([stepwise_pair()], "trl")
+    assert set(row) == {"prompt", "chosen", "rejected", "id", "reason"}
+    assert row["prompt"][-1] == {"role": "user", "content": "On the shelf 1, you see nothing."}
+    assert row["chosen"] == [{"role": "assistant", "content": "ACTION: go to cabinet 1"}]
+    assert row["rejected"] == [{"role": "assistant", "content": "ACTION: Task succeeded."}]
+    assert row["reason"] == "premature_success"
+    (multi,) = to_rows([multi_turn_pair()], "trl")
+    assert [m["role"] for m in multi["chosen"]] == ["assistant", "user", "assistant"]
+
+
+def test_roundwise_rows_use_the_seed_vocabulary_and_assistant_strings():
+    (row,) = to_rows([stepwise_pair()], "roundwise")
+    assert set(row) == {"messages", "chosen", "rejected", "reason"}
+    assert row["reason"] == "task_succeeded_negative"
+    assert row["chosen"] == "ACTION: go to cabinet 1" and row["rejected"] == "ACTION: Task succeeded."
+    assert row["messages"][0] == {"role": "user", "content": "Interact with a household to solve a task."}
+    (loop,) = to_rows([stepwise_pair(FailureMode.loop)], "roundwise")
+    assert loop["reason"] == "loop"
+
+
+def assert_llamafactory_layout(row: dict) -> None:
+    assert set(row) == {"conversations", "system", "chosen", "rejected"}
+    assert isinstance(row["system"], str)
+    for position, turn in enumerate(row["conversations"], start=1):
+        assert set(turn) == {"from", "value"} and isinstance(turn["value"], str)
+        expected = LLAMAFACTORY_USER_ROLES if position % 2 == 1 else LLAMAFACTORY_ASSISTANT_ROLES
+        assert turn["from"] in expected, (position, turn)
+    assert len(row["conversations"]) % 2 == 1  # ends with a human/observation turn
+    for key in ("chosen", "rejected"):
+        assert set(row[key]) == {"from", "value"} and row[key]["from"] == "gpt"
+
+
+def test_llamafactory_rows_follow_the_sharegpt_ranking_layout():
+    (row,) = to_rows([stepwise_pair(system=True)], "llamafactory")
+    assert_llamafactory_layout(row)
+    assert row["system"] == "You are a household agent."
+    assert row["conversations"][0] == {"from": "human", "value": "Interact with a household to solve a task."}
+    assert row["chosen"] == {"from": "gpt", "value": "ACTION: go to cabinet 1"}
+    assert row["rejected"] == {"from": "gpt", "value": "ACTION: Task succeeded."}
+    (tools,) = to_rows([tool_pair()], "llamafactory")
+    assert_llamafactory_layout(tools)
+    assert tools["conversations"][1]["from"] == "function_call"
+    assert json.loads(tools["conversations"][1]["value"]) == {"name": "act", "arguments": {"action": "go to shelf 1"}}
+    assert tools["conversations"][2] == {"from": "observation", "value": "On the shelf 1, you see nothing."}
+
+
+def test_llamafactory_dataset_info_registers_a_sharegpt_ranking_dataset():
+    info = llamafactory_dataset_info("prefbuild_dpo", "train.jsonl")
+    assert list(info) == ["prefbuild_dpo"]
+    entry = info["prefbuild_dpo"]
+    assert entry["file_name"] == "train.jsonl"
+    assert entry["formatting"] == "sharegpt"
+    assert entry["ranking"] is True
+    assert entry["columns"] == {
+        "messages": "conversations",
+        "system": "system",
+        "chosen": "chosen",
+        "rejected": "rejected",
+    }
+    assert entry["tags"]["user_tag"] == "human" and entry["tags"]["assistant_tag"] == "gpt"
+    json.dumps(info)  # plain JSON
+
+
+def test_swift_rows_end_messages_with_chosen_and_carry_rejected_response():
+    (row,) = to_rows([stepwise_pair(system=True)], "swift")
+    assert set(row) == {"messages", "rejected_response"}
+    assert row["messages"][0] == {"role": "system", "content": "You are a household agent."}
+    assert row["messages"][-1] == {"role": "assistant", "content": "ACTION: go to cabinet 1"}
+    assert row["messages"][-2]["role"] == "user"
+    assert row["rejected_response"] == "ACTION: Task succeeded."
+    (tools,) = to_rows([tool_pair()], "swift")
+    assert [m["role"] for m in tools["messages"]] == ["system", "user", "tool_call", "tool_response", "assistant"]
+    assert json.loads(tools["messages"][2]["content"]) == {"name": "act", "arguments": {"action": "go to shelf 1"}}
+    assert tools["messages"][3] == {"role": "tool_response", "content": "On the shelf 1, you see nothing."}
+    assert all(set(m) == {"role", "content"} for m in tools["messages"])
+
+
+@pytest.mark.parametrize("fmt", ["roundwise", "llamafactory", "swift"])
+def test_single_turn_formats_refuse_or_skip_multi_turn_pairs(fmt):
+    with pytest.raises(ExportError, match=r"pair-2 .*multi-turn continuation"):
+        list(to_rows([multi_turn_pair()], fmt))
+    stats = ExportStats()
+    rows = list(to_rows([multi_turn_pair(), stepwise_pair()], fmt, skip_unsupported=True, stats=stats))
+    assert len(rows) == 1 and stats.rows == 1 and stats.skipped == {f"trajectory:unsupported_by_{fmt}": 1}
+
+
+def test_unknown_format_and_sft_on_pairs_are_errors():
+    with pytest.raises(ExportError, match="unknown export format 'axolotl'"):
+        list(to_rows([stepwise_pair()], "axolotl"))
+    with pytest.raises(ExportError, match="sft_rows"):
+        list(to_rows([stepwise_pair()], "sft"))
+
+
+def test_sft_rows_are_successful_episodes_as_messages():
+    ok = trajectory(
+        [S(act("go to shelf 1"), "go to shelf 1"), S(act("put mug 1 in/on shelf 1"), "x")], traj_id="ok", success=True
+    )
+    bad = trajectory([S(act("go to bed 1"), "go to bed 1")], traj_id="bad")
+    stats = ExportStats()
+    (row,) = sft_rows([ok, bad], stats=stats)
+    assert stats.skipped == {"not_successful": 1}
+    roles = [m["role"] for m in row["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    assert row["messages"][-1]["content"] == act("put mug 1 in/on shelf 1")
+    assert row["task_id"] == "task-1" and row["id"] == "ok"
+
+
+def brute_force_pass_at_k(outcomes: list[bool], k: int) -> float:
+    subsets = list(itertools.combinations(range(len(outcomes)), k))
+    return sum(any(outcomes[i] for i in subset) for subset in subsets) / len(subsets)
+
+
+def test_pass_at_k_is_the_unbiased_estimator():
+    rng = random.Random(5)
+    trajectories, expected = [], {}
+    for task in range(6):
+        outcomes = [rng.random() < 0.4 for _ in range(rng.randint(1, 7))]
+        for sample, success in enumerate(outcomes):
+            steps = [S(act("look"), "look")]
+            trajectories.append(trajectory(steps, traj_id=f"{task}-{sample}", task_id=f"task-{task}", success=success))
+        expected[f"task-{task}"] = outcomes
+    for k in (1, 2, 3):
+        result = pass_at_k(trajectories, k)
+        want = {task: brute_force_pass_at_k(o, k) for task, o in expected.items() if len(o) >= k}
+        assert result.keys() == want.keys()
+        for task, value in want.items():
+            assert result[task] == pytest.approx(value)
+    assert pass_at_k(trajectories, 1)["task-0"] == pytest.approx(sum(expected["task-0"]) / len(expected["task-0"]))
+    with pytest.raises(ValueError):
+        pass_at_k(trajectories, 0)

@@ -1,0 +1,127 @@
+"""The streaming pipeline: validation, dedup, per-trajectory caps, per-reason balance, split by task."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import ClassVar
+
+import pytest
+
+from prefbuild.pairs import PairStrategy, build_pairs
+from prefbuild.pairs.postprocess import split_for
+from prefbuild.records import Message, Pair, PairSource, Role, Trajectory
+from tests.pairs.factory import S, act, trajectory
+
+
+def labelled(traj_id: str, task_id: str, modes: list[str], *, variant: str = "") -> Trajectory:
+    """One bad step per entry of ``modes``; each step's observation makes its prompt unique."""
+    steps = [
+        S(
+            act(f"go to drawer {i}"),
+            f"go to drawer {i}",
+            expert="go to cabinet 1",
+            labels=[(mode, 1.0)],
+            observation=f"You see drawer {i}{variant}. Task {task_id}.",
+        )
+        for i, mode in enumerate(modes)
+    ]
+    return trajectory(steps, traj_id=traj_id, task_id=task_id)
+
+
+def test_exact_duplicates_are_counted_once_and_near_duplicates_only_when_asked():
+    first = labelled("t1", "task-1", ["loop", "loop"])
+    same_content = labelled("t2", "task-1", ["loop", "loop"])  # another episode, identical turns
+    shouty = labelled("t3", "task-1", ["loop", "loop"], variant="")
+    shouty = shouty.model_copy(
+        update={"steps": [s.model_copy(update={"observation": s.observation.upper()}) for s in shouty.steps]}
+    )
+    report = build_pairs([first, same_content, shouty], [{"name": "stepwise"}], test_fraction=0.0)
+    pairs = report.collect()
+    assert len(pairs) == 4 and report.counts.duplicates == 2 and report.counts.near_duplicates == 0
+    report = build_pairs([first, same_content, shouty], [{"name": "stepwise"}], near_dedup=True, test_fraction=0.0)
+    assert len(report.collect()) == 2
+    assert report.counts.duplicates == 2 and report.counts.near_duplicates == 2
+    assert report.counts.built == {"stepwise": 6}
+
+
+def test_max_per_reason_keeps_exactly_k_per_reason_independent_of_order():
+    trajectories = [labelled(f"t{i}", f"task-{i}", ["loop", "loop", "invalid_action"]) for i in range(5)]
+    report = build_pairs(trajectories, [{"name": "stepwise"}], max_per_reason=4, test_fraction=0.0, seed=3)
+    pairs = report.collect()
+    assert Counter(p.reason.value for p in pairs) == {"loop": 4, "invalid_action": 4}
+    assert report.counts.balanced_out == {"loop": 6, "invalid_action": 1}
+    assert report.counts.kept == 8 and report.counts.by_reason == {"loop": 4, "invalid_action": 4}
+    reversed_ids = {
+        p.id
+        for p in build_pairs(trajectories[::-1], [{"name": "stepwise"}], max_per_reason=4, test_fraction=0.0, seed=3)
+    }
+    assert reversed_ids == {p.id for p in pairs}
+    other_seed = {
+        p.id for p in build_pairs(trajectories, [{"name": "stepwise"}], max_per_reason=4, test_fraction=0.0, seed=4)
+    }
+    assert other_seed != reversed_ids
+
+
+def test_max_per_trajectory_caps_each_source_episode():
+    trajectories = [labelled("t1", "task-1", ["loop"] * 5), labelled("t2", "task-2", ["loop"] * 2)]
+    report = build_pairs(trajectories, [{"name": "stepwise"}], max_per_trajectory=3, test_fraction=0.0)
+    pairs = report.collect()
+    assert Counter(p.source.trajectory_id for p in pairs) == {"t1": 3, "t2": 2}
+    assert report.counts.capped_per_trajectory == 2
+
+
+def test_split_is_by_task_id_so_no_task_is_in_both_splits():
+    trajectories = [
+        labelled(f"t{i}-{j}", f"task-{i}", ["loop", "invalid_action"], variant=str(j))
+        for i in range(40)
+        for j in range(2)
+    ]
+    pairs = build_pairs(trajectories, [{"name": "stepwise"}], test_fraction=0.25, seed=11).collect()
+    splits: dict[str, set[str]] = {}
+    for pair in pairs:
+        splits.setdefault(pair.source.task_id, set()).add(pair.split)
+    assert all(len(found) == 1 for found in splits.values())
+    test_tasks = sum(found == {"test"} for found in splits.values())
+    assert 4 <= test_tasks <= 18  # about a quarter of 40 tasks
+    assert all(split_for(f"task-{i}", 0.25, 11) == next(iter(splits[f"task-{i}"])) for i in range(40))
+    assert split_for("task-1", 0.0, 11) == "train"
+
+
+class BrokenStrategy(PairStrategy):
+    """A plug-in that builds pairs without validation (``model_construct``)."""
+
+    name: ClassVar[str] = "broken"
+
+    def pairs(self, trajectories: Iterable[Trajectory]) -> Iterator[Pair]:
+        for traj in trajectories:
+            turn = Message(role=Role.assistant, content="ACTION: look")
+            yield Pair.model_construct(
+                id=f"broken-{traj.id}",
+                strategy=self.name,
+                prompt=[turn],
+                chosen=[turn],
+                rejected=[turn],
+                reason=None,
+                evidence=None,
+                scores=None,
+                split="train",
+                schema_version="1.0",
+                source=PairSource(trajectory_id=traj.id, task_id=traj.task.id, env="household", teacher_model="m"),
+            )
+
+
+def test_invalid_pairs_are_counted_with_why_and_never_yielded():
+    trajectories = [labelled("t1", "task-1", ["loop"]), labelled("t2", "task-2", ["loop"])]
+    report = build_pairs(trajectories, [{"name": "stepwise"}, BrokenStrategy()], test_fraction=0.0)
+    pairs = report.collect()
+    assert {p.strategy for p in pairs} == {"stepwise"}
+    assert report.counts.invalid == {"broken:pair: the prompt must end with a user or tool turn, not 'assistant'": 2}
+    assert report.counts.trajectories == 2
+
+
+def test_bad_arguments_are_reported():
+    with pytest.raises(ValueError, match="test_fraction"):
+        build_pairs([], [{"name": "stepwise"}], test_fraction=1.0)
+    with pytest.raises(ValueError, match=r"strategies\[0\]: missing 'name'"):
+        build_pairs([], [{"params": {}}])
