@@ -65,7 +65,13 @@ def env_rows() -> list[tuple[str, str, str, str, str]]:
 @click.group("envs", invoke_without_command=True)
 @click.pass_context
 def envs(ctx: click.Context) -> None:
-    """Environments: list them (default) or play a task by hand."""
+    """Environments: list them (default) or play a task by hand.
+
+    \b
+    Examples:
+      prefbuild envs
+      prefbuild envs play household --seed 3 --split valid_unseen
+    """
     if ctx.invoked_subcommand is None:
         ctx.invoke(list_envs)
 

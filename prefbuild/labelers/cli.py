@@ -162,7 +162,17 @@ def label_files(
 def label(
     files: tuple[Path, ...], out: Path, recipe: Path | None, overrides: tuple[str, ...], fmt: str, model: str
 ) -> None:
-    """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat message logs) into OUT."""
+    """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat message logs) into OUT.
+
+    Re-labelling replaces earlier labels, so changing a threshold needs no new generation.
+    Prints how many labels each failure mode got.
+
+    \b
+    Examples:
+      prefbuild label runs/simulate/trajectories/*.jsonl -o labelled.jsonl
+      prefbuild label runs/simulate/labelled.jsonl -o relabelled.jsonl --set loop.k=4
+      prefbuild label agentbench_outputs/runs.jsonl -o labelled.jsonl --format agentbench --model my-4b
+    """
     configs = apply_overrides(_recipe_labelers(recipe), overrides)
     try:
         labelers = build_labelers(configs, env=None)

@@ -62,8 +62,12 @@ def serve_command(
     """Serve MODEL with vLLM on an OpenAI-compatible API until Ctrl+C.
 
     MODEL is a folder, a Hugging Face id or `embedded` (the bundled SmolLM2-135M-Instruct).
-    Arguments after `--` go to `vllm serve` unchanged, e.g.
-    `prefbuild serve embedded -- --max-model-len 4096`.
+    Arguments after `--` go to `vllm serve` unchanged.
+
+    \b
+    Examples:
+      prefbuild serve embedded --port 8000
+      prefbuild serve Qwen/Qwen3-30B-A3B-Instruct-2507 -- --max-model-len 16384
     """
     try:
         path, served_name = resolve_model(model)
@@ -104,7 +108,13 @@ def serve_command(
 
 @click.group("models")
 def models_command() -> None:
-    """The embedded teacher model (SmolLM2-135M-Instruct, converted from the bundled GGUF)."""
+    """The embedded teacher model (SmolLM2-135M-Instruct, converted from the bundled GGUF).
+
+    \b
+    Examples:
+      prefbuild models prepare
+      prefbuild models path
+    """
 
 
 @models_command.command("prepare")

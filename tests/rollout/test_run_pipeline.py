@@ -1,0 +1,69 @@
+"""`prefbuild run` end to end: bundled recipes through every stage into a loadable dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from prefbuild.cli import main
+from prefbuild.records import Pair
+from prefbuild.rundir import read_manifest
+from prefbuild.store import read_records
+
+
+def run_recipe(tmp_path: Path, recipe: str, *overrides: str) -> tuple[Path, str]:
+    out = tmp_path / "run"
+    args = ["run", recipe, "--out", str(out), "--quiet"]
+    for override in overrides:
+        args += ["--set", override]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def check_outputs(out: Path, output: str) -> list[Pair]:
+    pairs = list(read_records(out / "pairs.jsonl", Pair))
+    assert pairs, "the run made pairs"
+    validated = CliRunner().invoke(main, ["validate", str(out / "pairs.jsonl"), str(out / "labelled.jsonl")])
+    assert validated.exit_code == 0, validated.output
+    assert (out / "dataset" / "README.md").exists()
+    assert list((out / "dataset").rglob("*.parquet"))
+    assert (out / "report.html").exists()
+    manifest = read_manifest(out)
+    assert manifest is not None and manifest.counts["pairs"] == len(pairs)
+    assert manifest.stages == ["generate", "label", "pair", "export", "report"]
+    assert f"prefbuild inspect {out / 'pairs.jsonl'}" in output
+    return pairs
+
+
+def test_ironguard_recipe_with_scripted_teacher(tmp_path: Path) -> None:
+    out, output = run_recipe(
+        tmp_path, "agentbench-ironguard", "teacher.backend=scripted", "teacher.model=scripted-expert",
+        "env.0.num_tasks=16", "env.1.num_tasks=16",
+    )
+    pairs = check_outputs(out, output)
+    assert {pair.source.env for pair in pairs} == {"sql", "household"}
+    assert {pair.strategy for pair in pairs} == {"style", "stepwise"}
+    style = [pair for pair in pairs if pair.strategy == "style"]
+    assert all(pair.reason in ("verbose_filler", "overlong") for pair in style)
+    from datasets import load_dataset
+
+    swift = load_dataset("parquet", data_files=[str(p) for p in (out / "dataset").rglob("swift/train-*.parquet")])
+    assert {"messages", "rejected_response"} <= set(swift["train"].column_names)
+    episodes = [json.loads(line) for line in (out / "labelled.jsonl").read_text().splitlines()]
+    assert len(episodes) == 32
+
+
+@pytest.mark.slow
+def test_quickstart_on_embedded_teacher(tmp_path: Path) -> None:
+    """The `make demo` path, shrunk: the embedded SmolLM2 on CPU through the transformers backend."""
+    out, _ = run_recipe(
+        tmp_path, "quickstart", "env.num_tasks=2", "env.max_steps=2", "teacher.sampling.max_tokens=16",
+    )
+    trajectories = [json.loads(line) for line in (out / "labelled.jsonl").read_text().splitlines()]
+    assert {t["teacher"]["backend"] for t in trajectories} == {"transformers"}
+    assert all(t["usage"]["completion_tokens"] > 0 for t in trajectories)
+    assert (out / "pairs.jsonl").exists()
