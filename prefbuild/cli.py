@@ -49,11 +49,6 @@ def main() -> None:
     """
 
 
-def not_available(stage: str) -> None:
-    click.secho(f"not available yet: {stage}", fg="yellow", err=True)
-    sys.exit(2)
-
-
 # --------------------------------------------------------------------------------------
 # validate / schema / recipes
 
@@ -242,23 +237,10 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Stages that later work fills in. Each stub keeps its place in --help.
+# Commands that live next to their stage's code
 
 
-def _stub(name: str, summary: str) -> click.Command:
-    @click.command(name=name, help=f"{summary}\n\n(not available yet in this version)",
-                   context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-    @click.pass_context
-    def command(ctx: click.Context) -> None:
-        not_available(name)
-
-    return command
-
-
-STAGE_SUMMARIES: dict[str, str] = {}
-
-
-def _register_stages() -> None:
+def _register_stage_commands() -> None:
     from prefbuild.commands_publish import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.envs.cli import envs
     from prefbuild.labelers.cli import label
@@ -273,12 +255,9 @@ def _register_stages() -> None:
     main.add_command(models_command)
     for command in PUBLISH_COMMANDS:
         main.add_command(command)
-    for name, summary in STAGE_SUMMARIES.items():
-        if name not in main.commands:
-            main.add_command(_stub(name, summary))
 
 
-_register_stages()
+_register_stage_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,7 +38,8 @@ def user_errors(command: F) -> F:
 
 
 def _console(width: int | None = None) -> Console:
-    return Console(file=click.get_text_stream("stdout"), width=width, soft_wrap=False)
+    # Looked up at call time so click's test runner, which swaps sys.stdout, captures it.
+    return Console(file=sys.stdout, width=width, soft_wrap=False)
 
 
 # --------------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def serve_command(
     try:
         click.echo(f"starting vLLM for {served_name} (log: {server.log_path or 'a temporary file'}) ...", err=True)
         server.start()
-        click.echo(f"serving {served_name!r} at {server.base_url} (log: {server.log_path})")
+        click.echo(f"serving {served_name!r} at {server.base_url} (pid {server.pid}, log: {server.log_path})")
         if smoke_test:
             click.echo(f"smoke test reply: {_smoke_test(server)!r}")
             return

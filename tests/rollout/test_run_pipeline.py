@@ -36,6 +36,13 @@ def check_outputs(out: Path, output: str) -> list[Pair]:
     assert manifest is not None and manifest.counts["pairs"] == len(pairs)
     assert manifest.stages == ["generate", "label", "pair", "export", "report"]
     assert f"prefbuild inspect {out / 'pairs.jsonl'}" in output
+    runner = CliRunner()
+    for args in (["inspect", str(out / "pairs.jsonl"), "-n", "2", "--no-pager"],
+                 ["inspect", str(out / "labelled.jsonl"), "-n", "1", "--no-pager"],
+                 ["stats", str(out)], ["stats", str(out / "pairs.jsonl"), "--json"]):
+        shown = runner.invoke(main, args)
+        assert shown.exit_code == 0, (args, shown.output)
+        assert shown.output.strip()
     return pairs
 
 
@@ -67,3 +74,22 @@ def test_quickstart_on_embedded_teacher(tmp_path: Path) -> None:
     assert {t["teacher"]["backend"] for t in trajectories} == {"transformers"}
     assert all(t["usage"]["completion_tokens"] > 0 for t in trajectories)
     assert (out / "pairs.jsonl").exists()
+
+
+def test_generate_with_dead_server_exits_non_zero_and_says_how_many_failed(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "generate", "simulate", "--out", str(tmp_path / "run"), "--quiet",
+        "--set", "env.num_tasks=3", "--set", "teacher.backend=openai", "--set", "teacher.model=m",
+        "--set", "teacher.base_urls=[http://127.0.0.1:9/v1]", "--set", "teacher.retries.max_attempts=1",
+    ])
+    assert result.exit_code == 1
+    written = (tmp_path / "run" / "trajectories" / "episodes.jsonl").read_text().splitlines()
+    lines = [json.loads(line) for line in written]
+    assert len(lines) == 3
+    assert {line["outcome"]["stop_reason"] for line in lines} == {"error"}
+    summary = CliRunner().invoke(main, ["generate", "simulate", "--out", str(tmp_path / "run2"),
+                                        "--set", "env.num_tasks=2", "--set", "teacher.backend=openai",
+                                        "--set", "teacher.model=m", "--set", "teacher.base_urls=[http://127.0.0.1:9/v1]",
+                                        "--set", "teacher.retries.max_attempts=1"])
+    assert summary.exit_code == 1
+    assert "2 of 2 episodes failed" in summary.output

@@ -147,5 +147,5 @@ def test_serve_command_starts_answers_and_stops_cleanly(tmp_path):
     assert "smoke test reply:" in result.output
     text = log.read_text()
     assert "--max-model-len 1024" in text and "--served-model-name smollm2-135m-instruct" in text
-    pid = int(re.search(r"APIServer pid=(\d+)", text).group(1))
+    pid = int(re.search(r"\(pid (\d+),", result.output).group(1))
     assert process_group_members(pid) == []
