@@ -14,20 +14,25 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 WEIGHTS = (0.25, 0.25, 0.25, 0.25)
 SMOOTHING_K = 5
 SNAP_THRESHOLD = 0.01
 
 
-def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
-    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+@lru_cache(maxsize=65536)
+def _ngrams(tokens: tuple[str, ...], n: int) -> Counter[tuple[str, ...]]:
+    """N-gram counts, cached: every turn scores against the same admissible commands again.
+
+    Callers only read the returned Counter."""
+    return Counter(tokens[i : i + n] for i in range(len(tokens) - n + 1))
 
 
 def _modified_precision(reference: Sequence[str], hypothesis: Sequence[str], n: int) -> tuple[int, int]:
     """(clipped matches, max(1, hypothesis n-grams)), unreduced like NLTK's ``Fraction(_normalize=False)``."""
-    counts = _ngrams(hypothesis, n) if len(hypothesis) >= n else Counter()
-    reference_counts = _ngrams(reference, n) if len(reference) >= n else Counter()
+    counts = _ngrams(tuple(hypothesis), n) if len(hypothesis) >= n else Counter()
+    reference_counts = _ngrams(tuple(reference), n) if len(reference) >= n else Counter()
     numerator = sum(min(count, reference_counts[gram]) for gram, count in counts.items())
     return numerator, max(1, sum(counts.values()))
 
