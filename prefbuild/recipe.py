@@ -20,7 +20,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from prefbuild.records import FailureMode
+from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, parse_teacher_config
 
 
 class RecipeError(ValueError):
@@ -55,52 +55,6 @@ class EnvConfig(Section):
     max_steps: int = Field(default=35, ge=1)
     options: dict[str, Any] = Field(default_factory=dict, description="Env-specific options (data_file, intro...).")
     protocol_options: dict[str, Any] = Field(default_factory=dict, description="Protocol options (fewshot...).")
-
-
-class LaunchConfig(Section):
-    """How prefbuild starts ``vllm serve`` for the ``vllm`` backend."""
-
-    args: list[str] = Field(default_factory=list, description="Extra `vllm serve` arguments.")
-    env: dict[str, str] = Field(default_factory=dict)
-    port: int | None = Field(default=None, ge=1, le=65535)
-    startup_timeout_s: float = Field(default=900.0, gt=0)
-
-
-class SamplingConfig(Section):
-    temperature: float = Field(default=0.7, ge=0)
-    top_p: float = Field(default=1.0, gt=0, le=1)
-    max_tokens: int = Field(default=256, ge=1)
-    n: int = Field(default=1, ge=1)
-    stop: list[str] = Field(default_factory=list)
-    seed: int | None = None
-    top_k: int | None = None
-    min_p: float | None = Field(default=None, ge=0, le=1)
-    repetition_penalty: float | None = Field(default=None, gt=0)
-    chat_template_kwargs: dict[str, Any] | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
-
-
-class RetryConfig(Section):
-    max_attempts: int = Field(default=4, ge=1)
-    initial_backoff_s: float = Field(default=0.5, ge=0)
-    max_backoff_s: float = Field(default=20.0, ge=0)
-
-
-class TeacherConfig(Section):
-    backend: Literal["openai", "vllm", "transformers", "scripted"]
-    model: str = Field(default="", description="Model name or path; 'embedded' means the bundled SmolLM2-135M.")
-    base_urls: list[str] = Field(default_factory=list, description="OpenAI-compatible endpoints (openai backend).")
-    api_key_env: str | None = Field(default=None, description="Environment variable holding the API key.")
-    launch: LaunchConfig = Field(default_factory=LaunchConfig)
-    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
-    concurrency: int = Field(default=8, ge=1, description="Episodes (and requests) in flight.")
-    timeout_s: float = Field(default=120.0, gt=0)
-    retries: RetryConfig = Field(default_factory=RetryConfig)
-    cooldown_s: float = Field(default=30.0, ge=0)
-    max_batch_size: int = Field(default=8, ge=1, description="transformers backend: requests per generate batch.")
-    scripted: dict[FailureMode, float] = Field(
-        default_factory=dict, description="scripted backend: per-failure-mode rates in [0, 1]."
-    )
 
 
 class LabelerConfig(Section):
@@ -338,6 +292,11 @@ def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[st
     overridden = apply_overrides(data, overrides)
     try:
         recipe = Recipe.model_validate(data)
+        parse_teacher_config(recipe.teacher)  # the checks the teacher factory makes (scripted rates...)
+    except TeacherConfigError as error:
+        field, _, message = str(error).partition(": ")
+        path = tuple(int(p) if p.isdigit() else p for p in field.split("."))
+        raise RecipeError(source, _nearest_line(lines, path), field, message) from None
     except ValidationError as error:
         first = error.errors()[0]
         location = list(first["loc"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import hashlib
 import inspect
 import time
@@ -42,6 +43,7 @@ from prefbuild.records import (
     UsageTotals,
 )
 from prefbuild.teachers.base import Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.config import build_sampling
 
 
 @dataclass(frozen=True)
@@ -141,22 +143,8 @@ def make_protocol(env_config: EnvConfig) -> Protocol:
 
 
 def sampling_from_recipe(recipe: Recipe) -> Sampling:
-    """The per-request sampling of an episode turn (one completion per turn)."""
-    config = recipe.teacher.sampling
-    extra: dict[str, Any] = dict(config.extra_body)
-    for key in ("top_k", "min_p", "repetition_penalty", "chat_template_kwargs"):
-        value = getattr(config, key)
-        if value is not None:
-            extra[key] = value
-    return Sampling(
-        temperature=config.temperature,
-        top_p=config.top_p,
-        max_tokens=config.max_tokens,
-        n=1,
-        stop=tuple(config.stop),
-        seed=config.seed,
-        extra_body=extra,
-    )
+    """The per-request sampling of an episode turn: the recipe's, with one completion per turn."""
+    return dataclasses.replace(build_sampling(recipe.teacher.sampling), n=1)
 
 
 @dataclass
@@ -183,7 +171,7 @@ class EpisodeRunner:
         sampling = sampling_from_recipe(recipe)
         if sampling.seed is not None:
             # Different samples of one task must differ, and stay reproducible.
-            sampling = Sampling(**{**sampling.__dict__, "seed": sampling.seed + episode.sample_index})
+            sampling = dataclasses.replace(sampling, seed=sampling.seed + episode.sample_index)
         usage = UsageTotals()
         steps: list[Step] = []
         outputs: list[str] = []

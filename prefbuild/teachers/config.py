@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from prefbuild.errors import PrefbuildError
 from prefbuild.teachers.base import Sampling
 
 __all__ = [
@@ -44,7 +45,7 @@ FAILURE_MODES: tuple[str, ...] = (
 EXTRA_SAMPLING_KEYS: tuple[str, ...] = ("top_k", "min_p", "repetition_penalty", "chat_template_kwargs")
 
 
-class TeacherConfigError(ValueError):
+class TeacherConfigError(PrefbuildError, ValueError):
     """The teacher section of a recipe is invalid; the message names the field path."""
 
 
@@ -119,11 +120,12 @@ def _describe(error: ValidationError, prefix: str) -> str:
 def parse_teacher_config(config: Any, *, prefix: str = "teacher") -> TeacherConfig:
     """Validate a teacher mapping (or an object with the same attributes) into ``TeacherConfig``."""
     if isinstance(config, TeacherConfig):
-        return config
-    try:
-        parsed = TeacherConfig.model_validate(dict(_as_mapping(config)))
-    except ValidationError as error:
-        raise TeacherConfigError(_describe(error, prefix)) from None
+        parsed = config
+    else:
+        try:
+            parsed = TeacherConfig.model_validate(dict(_as_mapping(config)))
+        except ValidationError as error:
+            raise TeacherConfigError(_describe(error, prefix)) from None
     unknown = sorted(set(parsed.scripted) - set(FAILURE_MODES))
     if unknown:
         raise TeacherConfigError(

@@ -101,3 +101,9 @@ def test_generation_hash_ignores_endpoints_and_task_count() -> None:
 def test_missing_recipe_file() -> None:
     with pytest.raises(RecipeError, match="no such recipe file"):
         load_recipe("surely/not/here.yaml")
+
+
+def test_teacher_checks_are_located_at_recipe_load() -> None:
+    text = BASE.replace("  backend: openai\n", "  backend: scripted\n  scripted:\n    lopo: 0.2\n")
+    with pytest.raises(RecipeError, match=r"^r.yaml:10 teacher.scripted.lopo: unknown failure mode"):
+        load_recipe_text(text, "r.yaml")
