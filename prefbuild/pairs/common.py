@@ -21,7 +21,9 @@ from pydantic import ValidationError
 
 from prefbuild.envs import Protocol, get_env, get_protocol
 from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.teaching import TeacherRunner
 from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory
+from prefbuild.teachers.base import Sampling
 
 # Labels about the text of a turn, not about the action it performed.
 STYLE_MODES: frozenset[FailureMode] = frozenset({FailureMode.verbose_filler, FailureMode.overlong})
@@ -189,8 +191,29 @@ class IncrementalStrategy(PairStrategy):
         """Pairs held back until the input ends (strategies that group trajectories)."""
         return iter(())
 
+    runner: TeacherRunner | None = None
+
+    def setup_teacher_writing(self, *, needed: bool, what: str) -> None:
+        """Settings of strategies whose chosen turn the teacher may write (``what`` names the option).
+
+        The teacher itself comes in the ``teacher`` parameter; it is run on a private event
+        loop by a ``TeacherRunner`` that ``close()`` stops.
+        """
+        self.max_attempts = int(self.param("max_attempts", 3))
+        self.seed = int(self.param("seed", 0))
+        self.max_thought_chars = int(self.param("max_thought_chars", 200))
+        self.sampling = Sampling(**{"temperature": 0.7, "max_tokens": 128, **dict(self.param("sampling", {}))})
+        self.runner = None
+        if needed:
+            teacher = self.param("teacher", None)
+            if teacher is None:
+                raise ValueError(f"strategy {self.name!r} with {what} needs a teacher")
+            self.runner = TeacherRunner(teacher)
+
     def close(self) -> None:
         """Release resources (a teacher event loop); safe to call twice."""
+        if self.runner is not None:
+            self.runner.close()
 
     def pairs(self, trajectories: Iterable[Trajectory]) -> Iterator[Pair]:
         try:

@@ -32,9 +32,8 @@ from prefbuild.pairs.common import (
     source_for,
     trajectory_protocol,
 )
-from prefbuild.pairs.teaching import TeacherRunner, ThoughtJob, teacher_thought_turns
+from prefbuild.pairs.teaching import ThoughtJob, teacher_thought_turns
 from prefbuild.records import FailureMode, Label, Message, Pair, Role, Step, Trajectory, prompt_messages
-from prefbuild.teachers.base import Sampling
 
 CHOSEN_STYLES = ("action", "template", "teacher")
 
@@ -119,20 +118,7 @@ class StepwiseStrategy(IncrementalStrategy):
         )
         self.min_confidence = float(self.param("min_confidence", 0.0))
         self.templates = self.param("templates", None)
-        self.max_attempts = int(self.param("max_attempts", 3))
-        self.seed = int(self.param("seed", 0))
-        self.max_thought_chars = int(self.param("max_thought_chars", 200))
-        self.sampling = Sampling(**{"temperature": 0.7, "max_tokens": 128, **dict(self.param("sampling", {}))})
-        self.runner: TeacherRunner | None = None
-        if self.chosen_style == "teacher":
-            teacher = self.param("teacher", None)
-            if teacher is None:
-                raise ValueError("strategy 'stepwise' with chosen: teacher needs a teacher")
-            self.runner = TeacherRunner(teacher)
-
-    def close(self) -> None:
-        if self.runner is not None:
-            self.runner.close()
+        self.setup_teacher_writing(needed=self.chosen_style == "teacher", what="chosen: teacher")
 
     # -- selecting steps -----------------------------------------------------------------
 

@@ -30,9 +30,8 @@ from prefbuild.pairs.common import (
     source_for,
     trajectory_protocol,
 )
-from prefbuild.pairs.teaching import TeacherRunner, ThoughtJob, teacher_thought_turns
+from prefbuild.pairs.teaching import ThoughtJob, teacher_thought_turns
 from prefbuild.records import FailureMode, Pair, Step, Trajectory, prompt_messages
-from prefbuild.teachers.base import Sampling
 
 REWRITES = ("trim", "teacher")
 
@@ -129,20 +128,7 @@ class StyleStrategy(IncrementalStrategy):
         self.modes = STYLE_MODES if modes is None else frozenset(FailureMode(m) for m in modes)
         self.max_words = int(self.param("max_thought_words", 20))
         self.filler = filler_pattern(self.param("filler", ()))
-        self.max_attempts = int(self.param("max_attempts", 3))
-        self.seed = int(self.param("seed", 0))
-        self.max_thought_chars = int(self.param("max_thought_chars", 200))
-        self.sampling = Sampling(**{"temperature": 0.7, "max_tokens": 128, **dict(self.param("sampling", {}))})
-        self.runner: TeacherRunner | None = None
-        if self.rewrite == "teacher":
-            teacher = self.param("teacher", None)
-            if teacher is None:
-                raise ValueError("strategy 'style' with rewrite: teacher needs a teacher")
-            self.runner = TeacherRunner(teacher)
-
-    def close(self) -> None:
-        if self.runner is not None:
-            self.runner.close()
+        self.setup_teacher_writing(needed=self.rewrite == "teacher", what="rewrite: teacher")
 
     def _candidates(self, trajectory: Trajectory) -> Iterator[Step]:
         for step in trajectory.steps:
