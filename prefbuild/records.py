@@ -113,6 +113,56 @@ class Label(Record):
     labeler: str = Field(min_length=1, description="Labeler name and version, e.g. 'loop@1'.")
 
 
+class SqlFacts(Record):
+    """What one SQL statement did, as the env (or an importer that can infer it) saw it."""
+
+    kind: Literal["select", "insert", "update", "delete", "ddl", "other"] | None = Field(
+        default=None, description="Statement kind of the executed SQL; None when no SQL ran (an answer turn)."
+    )
+    executed: str | None = Field(default=None, description="The SQL actually sent to the database.")
+    error: str | None = Field(default=None, description="The database error text; None when it ran cleanly.")
+    mutated: bool | None = Field(default=None, description="Did the statement change a table; None = unknown.")
+    answer: list[str] | None = Field(default=None, description="The final answer submitted at this step, if any.")
+
+
+class ToolCallFacts(Record):
+    """What one tool call of a step did: which tool, with what arguments, and how it went."""
+
+    call_id: str | None = None
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = Field(default=None, description="Parsed arguments; None when unparseable.")
+    ok: bool = Field(description="The call ran and returned without an error.")
+    error: str | None = Field(default=None, description="Why the call failed (unknown tool, bad arguments, raised).")
+    hinted: bool = Field(default=False, description="The tool result carried an actionable hint from the env.")
+
+
+class StepFacts(Record):
+    """Typed facts about one step that labelers, pair strategies and stats rely on.
+
+    Envs fill them through ``StepResult.facts``; importers fill what a log records and leave
+    the rest ``None`` (unknown), which labelers must treat as unknown, not as False.
+
+    Example:
+        >>> StepFacts(won=False, executed_action="go to shelf 1").executed_action
+        'go to shelf 1'
+    """
+
+    won: bool | None = Field(default=None, description="The env says the goal is met after this step.")
+    executed_action: str | None = Field(
+        default=None, description="The command the env actually ran when it differs from the parsed action "
+        "(AgentBench snaps near misses to an admissible command)."
+    )
+    admissible: list[str] | None = Field(default=None, description="Commands the env accepted before this step.")
+    final: bool = Field(default=False, description="The turn declared the episode finished (answer, 'succeeded').")
+    problems: list[str] = Field(default_factory=list, description="What the parser found wrong with the output.")
+    stop: str | None = Field(default=None, description="Why the episode stopped at this step, if it did.")
+    finish_reason: str | None = Field(default=None, description="The teacher's finish reason ('stop', 'length').")
+    progress: float | None = Field(default=None, ge=0.0, le=1.0, description="Fraction of the task done after it.")
+    history_start: int = Field(default=0, ge=0, description="First earlier step visible in this step's prompt.")
+    sql: SqlFacts | None = None
+    tools: list[ToolCallFacts] = Field(default_factory=list)
+
+
 class Step(Record):
     """One agent turn: what the model saw, what it wrote, what the env made of it."""
 
@@ -137,7 +187,10 @@ class Step(Record):
     usage: Usage | None = None
     latency_s: float | None = Field(default=None, ge=0.0)
     labels: list[Label] = Field(default_factory=list)
-    info: dict[str, Any] = Field(default_factory=dict, description="Env-specific facts (executed command, ...).")
+    facts: StepFacts = Field(default_factory=lambda: StepFacts(), description="Typed facts labelers rely on.")
+    info: dict[str, Any] = Field(
+        default_factory=dict, description="Env-specific extras for display only; labelers read ``facts``."
+    )
 
     @model_validator(mode="after")
     def _labels_point_here(self) -> Step:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from prefbuild.records import Message, TaskInfo
+from prefbuild.records import Message, StepFacts, TaskInfo
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,8 @@ class StepResult:
     reward: float
     done: bool
     info: dict[str, Any] = field(default_factory=dict)
+    # Typed facts for labelers (won, executed SQL, tool calls, progress...); see records.StepFacts.
+    facts: StepFacts | None = None
 
     @property
     def won(self) -> bool:

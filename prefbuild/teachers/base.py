@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefbuild.records import Message
+from prefbuild.records import Message, ToolCall
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     latency_s: float
+    # Tool calls of this turn, from the server's native ``tool_calls`` or parsed from Hermes
+    # ``<tool_call>`` text in ``text`` (which keeps the raw output either way).
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True)
