@@ -34,6 +34,10 @@ class StepResult:
     info: dict[str, Any] = field(default_factory=dict)
     # Typed facts for labelers (won, executed SQL, tool calls, progress...); see records.StepFacts.
     facts: StepFacts | None = None
+    # Tool envs answer with messages: one ``tool`` message per call (with ``tool_call_id``),
+    # optionally followed by a ``user`` turn (tau2's simulated user). ``observation`` then holds
+    # their text joined for display; None means the reply is the single turn ``observation``.
+    messages: list[Message] | None = None
 
     @property
     def won(self) -> bool:
