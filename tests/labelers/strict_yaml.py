@@ -67,7 +67,7 @@ def load_yaml(path: Path) -> Any:
         28
     """
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)  # noqa: S506 (a SafeLoader)
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_LineLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
