@@ -12,9 +12,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+class StrictModel(BaseModel):
+    """A fixture entry: unknown keys and type coercions are errors."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class FixtureError(ValueError):

@@ -15,27 +15,17 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from prefbuild.labelers.evaluation import SCORED_MODES  # noqa: E402
 from tests.labelers.fixtures.build import DB_INSTRUCTION, INSTRUCTION, intro, parse_indices  # noqa: E402
-from tests.labelers.strict_yaml import FixtureError, line_of, load_yaml, validate  # noqa: E402
+from tests.labelers.strict_yaml import FixtureError, StrictModel, line_of, load_yaml, validate  # noqa: E402
 
-SCORED = (
-    "loop",
-    "premature_success",
-    "implausible_location",
-    "verbose_filler",
-    "format_violation",
-    "invalid_action",
-    "sql_error",
-    "wrong_answer",
-    "phantom_object",
-)
 AB_INSTRUCTION = (
     INSTRUCTION + " At the beginning of your interactions, you will be given the detailed description of the current "
     "environment and your goal to accomplish. For each of your turn, you will be given a list of actions which you can "
@@ -92,11 +82,7 @@ SEEN = re.compile(r"you see (.*)\.$")
 TIME = {"timestamp": 1700000000000, "str": "2023-11-14 22:13:20"}
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class HouseTurn(_Strict):
+class HouseTurn(StrictModel):
     """A household turn: ``t`` thought, ``a`` written action or ``raw`` output, ``o`` reply, ``x`` executed."""
 
     t: str | None = None
@@ -106,14 +92,14 @@ class HouseTurn(_Strict):
     x: str | None = None
 
 
-class SqlTurn(_Strict):
+class SqlTurn(StrictModel):
     """A DBBench turn: the exact agent message and the MySQL reply (none after the final answer)."""
 
     raw: str
     o: str | None = None
 
 
-class _Episode(_Strict):
+class _Episode(StrictModel):
     id: str = Field(min_length=1)
     note: str = ""
     expect: dict[str, list[int | str] | int | str] = Field(default_factory=dict)
@@ -324,7 +310,7 @@ def build(here: Path = HERE) -> tuple[dict[str, list[dict[str, Any]]], list[dict
             ids.add(episode.id)
             labels = []
             for mode, spec in episode.expect.items():
-                if mode not in SCORED:
+                if mode not in SCORED_MODES:
                     raise FixtureError(f"{source}:{line} episodes.{position}.expect.{mode}: unknown mode")
                 for step in parse_indices(spec):
                     if step >= len(episode.steps):
