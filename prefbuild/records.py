@@ -272,6 +272,9 @@ class EnvInfo(Record):
     name: str
     dialect: str | None = None
     protocol: str
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="The env options the episode ran with (secrets masked), for replay."
+    )
 
 
 class TeacherInfo(Record):

@@ -187,12 +187,13 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
       prefbuild generate simulate --set env.num_tasks=200 --out runs/sim
       prefbuild generate my.yaml --shard 0/4      # on machine 1 of 4; then `prefbuild merge`
     """
-    from prefbuild.rollout.generate import exit_code, print_summary
-    from prefbuild.rollout.generate import generate as run_generate
+    from prefbuild import api
+    from prefbuild.cli.display import print_generate_summary
+    from prefbuild.rollout.generate import exit_code
 
-    result = run_generate(load_recipe(recipe, overrides), out=out, shard=shard, limit=limit, quiet=quiet, new=new)
+    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new)
     if not quiet:
-        print_summary(result)
+        print_generate_summary(result)
     click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
     sys.exit(exit_code(result))
 
@@ -200,8 +201,7 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
 @main.command()
 @click.argument("recipe")
 @_recipe_options
-@click.pass_context
-def run(ctx: click.Context, recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
+def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
         shard: str | None, new: bool, quiet: bool) -> None:
     """Run every stage of a recipe: generate -> label -> pair -> export -> report.
 
@@ -213,10 +213,17 @@ def run(ctx: click.Context, recipe: str, overrides: tuple[str, ...], out: Path |
       prefbuild run quickstart
       prefbuild run simulate --set env.num_tasks=20 --out runs/sim-small
     """
-    from prefbuild.api import run_pipeline
+    from prefbuild import api
+    from prefbuild.cli.display import print_generate_summary, print_run_summary
 
-    summary = run_pipeline(ctx, load_recipe(recipe, overrides), out=out, limit=limit, shard=shard, new=new,
-                           quiet=quiet)
+    def announce(stage: str) -> None:
+        click.secho(f"{stage}", bold=True)
+
+    summary = api.run(recipe, overrides=overrides, out=out, limit=limit, shard=shard, new=new, quiet=quiet,
+                      on_stage=announce)
+    if not quiet:
+        print_generate_summary(summary.generated)
+    print_run_summary(summary)
     sys.exit(summary.exit_code)
 
 

@@ -30,16 +30,6 @@ from prefbuild.pairs.postprocess import split_for
 from prefbuild.records import Pair, Trajectory
 
 
-def _trajectories(paths: Sequence[Path]) -> Iterator[Trajectory]:
-    for path in paths:
-        yield from read_records(path, Trajectory)
-
-
-def _pairs(paths: Sequence[Path]) -> Iterator[Pair]:
-    for path in paths:
-        yield from read_records(path, Pair)
-
-
 def _load_recipe(recipe: str | None) -> Any:
     if recipe is None:
         return None
@@ -48,19 +38,14 @@ def _load_recipe(recipe: str | None) -> Any:
     return load_recipe(recipe)
 
 
-def _teacher_for(loaded: Any, output: Path) -> Any:
-    """The recipe's teacher, for strategies that need one (built lazily: it may start a server)."""
-    if loaded is None:
-        return None
-    from prefbuild.rollout.generate import build_teacher
-
-    return build_teacher(loaded.recipe, output.parent)
+def _pairs(paths: Sequence[Path]) -> Iterator[Pair]:
+    for path in paths:
+        yield from read_records(path, Pair)
 
 
-def _needs_teacher(strategies: Sequence[dict[str, Any]]) -> bool:
-    from prefbuild.pairs import needs_teacher
-
-    return any(needs_teacher(s["name"], s.get("params")) for s in strategies)
+def _trajectories(paths: Sequence[Path]) -> Iterator[Trajectory]:
+    for path in paths:
+        yield from read_records(path, Trajectory)
 
 
 @click.command("pair")
@@ -99,41 +84,23 @@ def pair_command(
       prefbuild pair runs/simulate/trajectories/*.jsonl -o pairs.jsonl --strategy stepwise --strategy style
       prefbuild pair trajectories.jsonl -o pairs.jsonl --recipe simulate --max-per-reason 500
     """
-    from prefbuild.pairs import build_pairs
-    from prefbuild.recipe import PairsConfig
+    from prefbuild import api
 
-    loaded = _load_recipe(recipe)
-    config = loaded.recipe.pairs if loaded is not None else PairsConfig()
-    strategies = [s.model_dump() for s in config.strategies]
-    if strategy_names:
-        strategies = [{"name": name, "params": {}} for name in strategy_names]
-    teacher = None
-    if _needs_teacher(strategies):
-        if loaded is None:
-            raise PrefbuildError("a strategy here needs a teacher: pass --recipe with a `teacher` section")
-        teacher = _teacher_for(loaded, output)
-    try:
-        report = build_pairs(
-            _trajectories(trajectory_files),
-            strategies,
-            max_per_reason=max_per_reason if max_per_reason is not None else config.max_per_reason,
-            max_per_trajectory=max_per_trajectory if max_per_trajectory is not None else config.max_per_trajectory,
-            dedup=config.dedup if dedup is None else dedup,
-            near_dedup=config.near_dedup if near_dedup is None else near_dedup,
-            test_fraction=config.test_fraction if test_fraction is None else test_fraction,
-            seed=(loaded.recipe.seed if loaded is not None else 0) if seed is None else seed,
-            teacher=teacher,
-        )
-    except (KeyError, ValueError) as error:
-        raise PrefbuildError(f"pairs: {error.args[0] if error.args else error}") from None
-    written = 0
-    with atomic_path(output) as temporary, JsonlWriter(temporary) as writer:
-        for pair in report:
-            writer.write(pair)
-            written += 1
-    counts = report.counts.as_dict()
-    if stats_path is not None:
-        atomic_write_text(stats_path, json.dumps(counts, indent=2, sort_keys=True) + "\n")
+    pair_counts = api.pair(
+        trajectory_files,
+        output,
+        recipe=recipe,
+        strategies=strategy_names,
+        max_per_reason=max_per_reason,
+        max_per_trajectory=max_per_trajectory,
+        test_fraction=test_fraction,
+        seed=seed,
+        dedup=dedup,
+        near_dedup=near_dedup,
+        stats_path=stats_path,
+    )
+    counts = pair_counts.as_dict()
+    written = counts["kept"]
     click.echo(f"{output}: {written} pairs from {counts['trajectories']} trajectories")
     click.echo(f"  built {counts['built']}; by reason {counts['by_reason']}; by split {counts['by_split']}")
     click.echo(

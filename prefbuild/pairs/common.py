@@ -9,17 +9,15 @@ strategies from one pass over a trajectory file. ``IncrementalStrategy`` gives b
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from pydantic import ValidationError
 
-from prefbuild.envs import Protocol, get_env, get_protocol
+from prefbuild.envs import Protocol, cached_protocol
 from prefbuild.pairs.base import PairStrategy
 from prefbuild.pairs.teacher_bridge import TeacherRunner
 from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory
@@ -150,20 +148,8 @@ def primary_label(labels: Iterable[Label], *, exclude: frozenset[FailureMode] = 
     return min(candidates, key=lambda label: (-label.confidence, order[label.mode]))
 
 
-@lru_cache(maxsize=64)
-def protocol_for(env_name: str, protocol_name: str, dialect: str | None = None) -> Protocol:
-    """The protocol a trajectory was played with, so chosen turns are written and parsed the same way.
-
-    The recorded dialect is passed where the protocol takes one, as the rollout does.
-    """
-    protocol_class = get_env(env_name).protocols.get(protocol_name)
-    if dialect is not None and protocol_class is not None and "dialect" in inspect.signature(protocol_class).parameters:
-        return get_protocol(env_name, protocol_name, dialect=dialect)
-    return get_protocol(env_name, protocol_name)
-
-
 def trajectory_protocol(trajectory: Trajectory) -> Protocol:
-    return protocol_for(trajectory.env.name, trajectory.env.protocol, trajectory.env.dialect)
+    return cached_protocol(trajectory.env.name, trajectory.env.protocol, trajectory.env.dialect)
 
 
 def same_action(left: str | None, right: str | None) -> bool:
