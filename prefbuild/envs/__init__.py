@@ -15,6 +15,7 @@ BUILTIN_ENVS: dict[str, str] = {
     "household": "prefbuild.envs.household.env:HouseholdEnv",
     "sql": "prefbuild.envs.sql.env:SqlEnv",
     "alfworld": "prefbuild.envs.household.alfworld_adapter:AlfworldEnv",
+    "code": "prefbuild.envs.code.env:CodeEnv",
 }
 
 
