@@ -131,6 +131,7 @@ def serve(config: dict[str, Any]) -> None:
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
     signal.signal(signal.SIGXCPU, _on_cpu_limit)
     saved_out, saved_err = os.dup(1), os.dup(2)
+    kernel_pid = os.getpid()
     for number, line in enumerate(iter(control.readline, b""), start=1):
         request = json.loads(line)
         capture = os.memfd_create("cell-output")
@@ -138,6 +139,8 @@ def serve(config: dict[str, Any]) -> None:
         os.dup2(capture, 2)
         _allow_cpu(config["cpu_seconds"])
         headline, trace = _run_cell(request["code"], f"<cell {number}>", namespace)
+        if os.getpid() != kernel_pid:  # a process the cell forked finished the cell: it must not serve
+            os._exit(0)
         signal.signal(signal.SIGXCPU, _on_cpu_limit)
         _flush_streams()
         os.dup2(saved_out, 1)
