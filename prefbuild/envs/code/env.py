@@ -103,6 +103,17 @@ class CodeEnv(Env):
         self._calls = 0
         self._done = True
         self._verdict: Verdict | None = None
+        self._cells: list[str] = []
+
+    @property
+    def problem(self) -> CodeProblem | None:
+        """The current episode's problem."""
+        return self._problem
+
+    @property
+    def cells(self) -> list[str]:
+        """The code of every ``code_interpreter`` call of this episode, in order."""
+        return list(self._cells)
 
     # -- tasks ----------------------------------------------------------------------------
 
@@ -136,6 +147,7 @@ class CodeEnv(Env):
         self._calls = 0
         self._done = False
         self._verdict = None
+        self._cells = []
         info = {"task_id": problem.id, "kind": problem.kind, "max_turns": self.max_turns,
                 "isolation": self._sandbox.isolation}  # fmt: skip
         return problem.prompt, info
@@ -152,6 +164,7 @@ class CodeEnv(Env):
 
     def _code_interpreter(self, arguments: dict[str, Any]) -> ToolOutput:
         assert self._sandbox is not None
+        self._cells.append(arguments["code"])
         execution = self._sandbox.run(arguments["code"])
         return ToolOutput(text=execution.text(), error=execution.error)
 

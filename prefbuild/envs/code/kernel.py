@@ -130,6 +130,7 @@ def serve(config: dict[str, Any]) -> None:
     os.close(devnull)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
     signal.signal(signal.SIGXCPU, _on_cpu_limit)
+    sys.stdout.reconfigure(line_buffering=True)  # stdout and stderr interleave as printed
     saved_out, saved_err = os.dup(1), os.dup(2)
     kernel_pid = os.getpid()
     for number, line in enumerate(iter(control.readline, b""), start=1):

@@ -354,7 +354,10 @@ class CodeSandbox:
                 restarted=True,
             )
         if not raw:
-            code_ = self._process.poll() if self._process else None
+            try:
+                code_ = self._process.wait(timeout=1.0) if self._process else None
+            except subprocess.TimeoutExpired:
+                code_ = None
             self._kill()
             how = _exit_description(code_)
             return Execution(
