@@ -97,7 +97,7 @@ def test_no_answer_and_max_turns() -> None:
     assert last.facts.stop == "max turns (2)"
     env.reset(_task(MATH))
     silent = env.step(encode_action(message="I am not sure."))
-    assert silent.done and silent.info["outcome"] == "no_answer" and silent.info["valid"] is False
+    assert silent.done and silent.info["outcome"] == "no_answer" and silent.valid is False
 
 
 def test_tool_errors_bad_arguments_unknown_tools_and_parallel_calls() -> None:
@@ -122,7 +122,7 @@ def test_tool_errors_bad_arguments_unknown_tools_and_parallel_calls() -> None:
     assert facts[1].error is not None and "'code' is a required property" in facts[1].error
     assert facts[2].error is not None and facts[2].error.startswith("unknown tool 'python'")
     assert [m.tool_call_id for m in result.messages or []] == ["call_0", "call_1", "call_2", "call_3"]
-    assert result.observation.startswith("[code_interpreter] Traceback") and result.info["valid"] is False
+    assert result.observation.startswith("[code_interpreter] Traceback") and result.valid is False
 
 
 def test_code_problem_expert_runs_reference_on_the_first_input() -> None:

@@ -170,8 +170,7 @@ class CodeEnv(Env):
 
     def step(self, action: str) -> StepResult:
         if self._done or self._problem is None:
-            return StepResult("The episode is over.", 0.0, True, {"valid": False, "won": self._won()},
-                              facts=StepFacts(won=self._won()))  # fmt: skip
+            return StepResult("The episode is over.", 0.0, True, facts=StepFacts(won=self._won()), valid=False)
         decoded = decode_action(action)
         if not decoded.calls:
             return self._finish(decoded.message or "", list(decoded.problems))
@@ -180,7 +179,7 @@ class CodeEnv(Env):
         replies = run_calls(decoded.calls, self.toolbox, {TOOL_NAME: self._code_interpreter})
         facts = [reply.facts for reply in replies]
         done = self._turns >= self.max_turns
-        info: dict[str, Any] = {"valid": all(fact.ok for fact in facts), "won": False, "turns": self._turns}
+        info: dict[str, Any] = {"turns": self._turns}
         if done:
             self._done = True
             self._verdict = Verdict("no_answer", None, f"no final answer within {self.max_turns} turns")
@@ -190,7 +189,9 @@ class CodeEnv(Env):
             stop=f"max turns ({self.max_turns})" if done else None,
         )  # fmt: skip
         messages: list[Message] = [reply.message for reply in replies]
-        return StepResult(joined_observation(replies), 0.0, done, info, facts=step_facts, messages=messages)
+        observation = joined_observation(replies)
+        valid = all(fact.ok for fact in facts)
+        return StepResult(observation, 0.0, done, info, facts=step_facts, valid=valid, messages=messages)
 
     def _finish(self, message: str, problems: list[str]) -> StepResult:
         assert self._problem is not None
@@ -204,10 +205,11 @@ class CodeEnv(Env):
         self._done = True
         self.close()
         won = verdict.outcome == "correct"
-        info = {"valid": verdict.outcome != "no_answer", "won": won, "turns": self._turns, **self._outcome_info()}
+        info = {"turns": self._turns, **self._outcome_info()}
         facts = StepFacts(won=won, final=True, problems=problems, progress=1.0 if won else 0.0)
         observation = f"Final answer graded {verdict.outcome}: {verdict.detail}"
-        return StepResult(observation, 1.0 if won else 0.0, True, info, facts=facts)
+        valid = verdict.outcome != "no_answer"
+        return StepResult(observation, 1.0 if won else 0.0, True, info, facts=facts, valid=valid)
 
     def _outcome_info(self) -> dict[str, Any]:
         assert self._verdict is not None
