@@ -14,6 +14,7 @@ facts and info. The expert calls the reference program, then answers with the go
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -104,6 +105,23 @@ class CodeEnv(Env):
         self._done = True
         self._verdict: Verdict | None = None
         self._cells: list[str] = []
+        self._replay: list[str] = []
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CodeEnv:
+        """A copy in the same episode state (pair strategies replay candidates from copies).
+
+        The interpreter process cannot be copied: the copy starts its own sandbox and, unless
+        stateless, re-runs this episode's cells there before its first call.
+        """
+        clone = CodeEnv.__new__(CodeEnv)
+        for key, value in self.__dict__.items():
+            if key != "_sandbox":
+                clone.__dict__[key] = copy.deepcopy(value, memo)
+        clone._sandbox = None
+        if self._sandbox is not None:
+            clone._sandbox = CodeSandbox(self.limits, stateless=self.stateless, isolation=self._sandbox.isolation)
+            clone._replay = [] if self.stateless else list(self._cells)
+        return clone
 
     @property
     def problem(self) -> CodeProblem | None:
@@ -148,6 +166,7 @@ class CodeEnv(Env):
         self._done = False
         self._verdict = None
         self._cells = []
+        self._replay = []
         info = {"task_id": problem.id, "kind": problem.kind, "max_turns": self.max_turns,
                 "isolation": self._sandbox.isolation}  # fmt: skip
         return problem.prompt, info
@@ -164,6 +183,9 @@ class CodeEnv(Env):
 
     def _code_interpreter(self, arguments: dict[str, Any]) -> ToolOutput:
         assert self._sandbox is not None
+        for cell in self._replay:  # a copied env rebuilds the interpreter state it copied
+            self._sandbox.run(cell)
+        self._replay = []
         self._cells.append(arguments["code"])
         execution = self._sandbox.run(arguments["code"])
         return ToolOutput(text=execution.text(), error=execution.error)

@@ -8,6 +8,7 @@ final message: no ``\\boxed{}`` and no expression math-verify can read, or no pr
 from __future__ import annotations
 
 import json
+import logging
 import re
 import secrets
 import threading
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from prefbuild.envs.code.problems import CodeProblem, IOTests
 from prefbuild.envs.code.sandbox import CodeSandbox, SandboxLimits
+from prefbuild.errors import PrefbuildError
 
 Outcome = Literal["correct", "incorrect", "no_answer"]
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -72,6 +74,18 @@ def extract_program(text: str) -> str | None:
     return chosen[-1] if chosen else None
 
 
+class _KnownTimeoutNotice(logging.Filter):
+    """Drop math-verify's notice that its SIGALRM timeouts are off: prefbuild turns them off on
+    purpose in worker threads (the rollout steps envs off the event loop), where SIGALRM cannot be used."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Timeout is disabled")
+
+
+for _name in ("math_verify.grader", "math_verify.parser", "math_verify.utils"):
+    logging.getLogger(_name).addFilter(_KnownTimeoutNotice())
+
+
 def _math_verify_timeouts() -> dict[str, Any]:
     # math-verify's timeouts use SIGALRM, which only the main thread may set.
     main = threading.current_thread() is threading.main_thread()
@@ -92,7 +106,10 @@ def grade_math(message: str, gold: str) -> Verdict:
         >>> grade_math(r"The value is \\boxed{0.5}.", r"\\frac{1}{2}").outcome
         'correct'
     """
-    from math_verify import parse, verify
+    try:
+        from math_verify import parse, verify
+    except ImportError:
+        raise PrefbuildError("the code env grades math with math-verify: pip install 'prefbuild[code]'") from None
 
     options = _math_verify_timeouts()
     boxed = extract_boxed(message)
