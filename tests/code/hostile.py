@@ -384,6 +384,44 @@ def hostile_programs(*, secret_name: str, port: int, canary_dir: str, host_pid: 
         "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
         "r = libc.reboot(0x1234567)\nraise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))",
     )
+    for flag, name in ((0x10000000, "user"), (0x00020000, "mount"), (0x40000000, "network"), (0x20000000, "pid")):
+        add(
+            "privilege",
+            f"unshare {name} namespace",
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"if libc.unshare({flag}) != 0:\n    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
+            "raise SystemError('unshared')",
+        )
+    add(
+        "privilege",
+        "clone a new user namespace",
+        "import ctypes, os, signal\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "pid = libc.syscall(56, 0x10000000 | signal.SIGCHLD, 0, 0, 0, 0)\nif pid == 0:\n    os._exit(0)\n"
+        "if pid < 0:\n    raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))\n"
+        "raise SystemError('cloned')",
+    )
+    add(
+        "privilege",
+        "bpf syscall",
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall(321, 0, 0, 0)\nraise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))",
+    )
+    add(
+        "privilege",
+        "keyctl",
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "r = libc.syscall(250, 0, 0, 0, 0, 0)\nraise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))",
+    )
+    add(
+        "privilege",
+        "int 0x80 ABI",
+        "import ctypes, mmap\ncode = bytes([0xB8, 0x14, 0, 0, 0, 0xCD, 0x80, 0xC3])\n"
+        "buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\nbuf.write(code)\n"
+        "address = ctypes.addressof(ctypes.c_char.from_buffer(buf))\n"
+        "result = ctypes.CFUNCTYPE(ctypes.c_long)(address)()\n"
+        "if result < 0:\n    raise OSError(-result, 'int 0x80 getpid refused')\n"
+        "raise SystemError(f'getpid via int 0x80: {result}')",
+    )
     add("privilege", "sethostname", "import socket\nsocket.sethostname('pwned')")
     add("privilege", "settimeofday", "import time\ntime.clock_settime(time.CLOCK_REALTIME, 0)")
 

@@ -105,3 +105,13 @@ def test_limits_are_validated() -> None:
         SandboxLimits(wall_seconds=0)
     with pytest.raises(ValueError, match="extra"):
         SandboxLimits(wall=3)  # type: ignore[call-arg]
+
+
+def test_seccomp_program_shape() -> None:
+    from prefbuild.envs.code import seccomp
+
+    assert doctest.testmod(seccomp).failed == 0
+    program = seccomp.filter_program("x86_64")
+    assert program is not None and len(program) == 8 * (5 + 29 + 4 + 3)
+    assert seccomp.filter_program("riscv64") is None
+    assert seccomp.filter_program("aarch64") != program

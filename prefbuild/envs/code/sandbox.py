@@ -18,7 +18,9 @@ plain POSIX resource limits. bubblewrap (``bwrap``, the sandbox under Flatpak) g
 
 Inside, the kernel (``kernel.py``) sets rlimits on CPU time (per cell and per episode),
 address space, processes, file size (which also bounds output), open files and core dumps,
-and sets ``no_new_privs``; when prefbuild runs as root, each sandbox also gets its own
+and sets ``no_new_privs``; a seccomp filter (``seccomp.py``) refuses namespace creation,
+mounts, keyrings, BPF, ptrace and other kernel interfaces Python code never needs; when
+prefbuild runs as root, each sandbox also gets its own
 unprivileged uid so the process limit is per episode and nothing runs as root. The host
 enforces a wall-clock timeout per cell and kills the whole sandbox on expiry. Docker or
 gVisor would isolate more strongly but need a daemon and root; seccomp-only or Python-level
@@ -53,6 +55,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from prefbuild.envs.code.seccomp import filter_program
 
 logger = logging.getLogger(__name__)
 
@@ -262,11 +266,21 @@ class CodeSandbox:
 
     def _start(self) -> None:
         read_end, write_end = os.pipe()
+        passed = [write_end]
         if self.isolation == "bwrap":
             self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
             self.uid = self.uid if os.geteuid() == 0 else None
             workdir = WORKDIR
-            prefix = [*_bwrap_argv(self.limits), "--", sys.executable]
+            prefix = _bwrap_argv(self.limits)
+            program = filter_program()
+            if program is not None:
+                # bubblewrap reads the BPF program from this pipe before it runs the interpreter.
+                filter_read, filter_write = os.pipe()
+                os.write(filter_write, program)
+                os.close(filter_write)
+                passed.append(filter_read)
+                prefix += ["--seccomp", str(filter_read)]
+            prefix += ["--", sys.executable]
             env: dict[str, str] | None = None
             cwd = None
         else:
@@ -280,12 +294,13 @@ class CodeSandbox:
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            pass_fds=(write_end,),
+            pass_fds=tuple(passed),
             start_new_session=True,
             env=env,
             cwd=cwd,
         )
-        os.close(write_end)
+        for descriptor in passed:
+            os.close(descriptor)
         self._replies = read_end
 
     def _kill(self) -> None:
