@@ -34,7 +34,7 @@ from typing import Any
 
 from prefbuild.simulation import failure_action
 from prefbuild.teachers.base import Completion, EnvView, Teacher, TeacherError, TeacherRequest
-from prefbuild.teachers.config import FAILURE_MODES
+from prefbuild.teachers.config import FAILURE_MODES, TeacherConfig
 
 __all__ = ["ENGLISH_FILLER", "JAPANESE_FILLER", "EnvView", "ScriptedCompletion", "ScriptedTeacher"]
 
@@ -215,3 +215,8 @@ _MISBEHAVIOURS = {
     "verbose_filler": _verbose_filler,
     "format_violation": _format_violation,
 }
+
+
+def scripted_teacher(config: TeacherConfig) -> ScriptedTeacher:
+    """The registry's factory for backend ``scripted`` (rates from ``teacher.scripted``)."""
+    return ScriptedTeacher(config.scripted, model=config.model or "scripted-expert")

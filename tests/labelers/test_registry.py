@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import pytest
 
-import prefbuild.labelers as registry
+from prefbuild import registry
 from prefbuild.labelers import available_labelers, build_labelers, label_trajectory
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.loop import LoopLabeler
@@ -105,7 +105,13 @@ def test_entry_point_plugins_are_registered(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(
         registry, "entry_points", lambda group: [entry, broken] if group == "prefbuild.labelers" else []
     )
-    assert available_labelers()["shouty"] is _Shouty
+    registry.clear_cache()
+    try:
+        assert available_labelers()["shouty"] is _Shouty
+    finally:
+        monkeypatch.undo()
+        registry.clear_cache()
+    monkeypatch.setitem(registry.BUILTINS["labelers"], "shouty", f"{__name__}:_Shouty")
     labelled = label_trajectory(_trajectory(), build_labelers([{"name": "shouty"}], env="household"))
     assert [label.labeler for label in labelled.labels] == ["shouty@1"] * 4
 

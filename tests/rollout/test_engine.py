@@ -23,9 +23,9 @@ teacher: {backend: scripted, model: toy, concurrency: 3}
 
 @pytest.fixture(autouse=True)
 def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefbuild import envs
+    from prefbuild import registry
 
-    monkeypatch.setitem(envs.BUILTIN_ENVS, "count", "tests.rollout.toy:CountEnv")
+    monkeypatch.setitem(registry.BUILTINS["envs"], "count", "tests.rollout.toy:CountEnv")
     assert issubclass(CountEnv, env_base.Env)
 
 
