@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import re
 
 import pytest
 
@@ -66,7 +67,7 @@ FUNCTION = CodeProblem(
         (STDIO, "a, b = map(int, input().split())\nprint(a * b)", "incorrect", "0/2 tests passed"),
         (STDIO, "a, b = map(int, input().split())\nprint(a + b if a < 5 else 0)", "incorrect", "1/2 tests passed"),
         (STDIO, "raise SystemExit(3)", "incorrect", "SystemExit"),
-        (STDIO, "while True:\n    pass", "incorrect", "the tests did not finish"),
+        (STDIO, "while True:\n    pass", "incorrect", "tests did not finish|CPUTimeLimitExceeded"),
         (FUNCTION, "def add(a, b):\n    return a + b", "correct", "2/2 tests passed"),
         (FUNCTION, "class Solution:\n    def add(self, a, b):\n        return a + b", "correct", "2/2"),
         (FUNCTION, "def add(a, b):\n    return a", "incorrect", "0/2"),
@@ -78,7 +79,7 @@ def test_grade_code(problem: CodeProblem, program: str, outcome: str, detail: st
     limits = SandboxLimits(wall_seconds=5, cpu_seconds=1, memory_bytes=512 << 20)
     verdict = grade_code(f"Here it is:\n```python\n{program}\n```", problem, limits)
     assert (verdict.outcome, verdict.answer) == (outcome, program + "\n")
-    assert detail in verdict.detail
+    assert re.search(detail, verdict.detail), verdict.detail
 
 
 def test_code_without_program_is_no_answer() -> None:

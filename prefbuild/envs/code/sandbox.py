@@ -179,16 +179,34 @@ def _bwrap_argv(limits: SandboxLimits) -> list[str]:
     return argv
 
 
+def _seccomp_args() -> tuple[list[str], list[int]]:
+    """``--seccomp FD`` and the pipe's read end holding the BPF program (none where no table)."""
+    program = filter_program()
+    if program is None:
+        return [], []
+    # bubblewrap reads the program from this pipe before it runs the interpreter.
+    filter_read, filter_write = os.pipe()
+    os.write(filter_write, program)
+    os.close(filter_write)
+    return ["--seccomp", str(filter_read)], [filter_read]
+
+
 @cache
 def namespaces_available() -> str | None:
     """None when bubblewrap can build a sandbox here, else why not (checked once per process)."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
-    probe = [*_bwrap_argv(SandboxLimits()), "--", sys.executable, "-I", "-c", "pass"]
+    seccomp_args, filter_fds = _seccomp_args()
+    probe = [*_bwrap_argv(SandboxLimits()), *seccomp_args, "--", sys.executable, "-I", "-c", "pass"]
     try:
-        result = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
+        result = subprocess.run(
+            probe, capture_output=True, text=True, timeout=30, check=False, pass_fds=tuple(filter_fds)
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"bubblewrap failed to start: {error}"
+    finally:
+        for descriptor in filter_fds:
+            os.close(descriptor)
     if result.returncode != 0:
         return f"the kernel refused the namespaces bubblewrap needs: {result.stderr.strip()[:300]}"
     return None
@@ -271,16 +289,9 @@ class CodeSandbox:
             self.uid = secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0]) + SANDBOX_UID_RANGE[0]
             self.uid = self.uid if os.geteuid() == 0 else None
             workdir = WORKDIR
-            prefix = _bwrap_argv(self.limits)
-            program = filter_program()
-            if program is not None:
-                # bubblewrap reads the BPF program from this pipe before it runs the interpreter.
-                filter_read, filter_write = os.pipe()
-                os.write(filter_write, program)
-                os.close(filter_write)
-                passed.append(filter_read)
-                prefix += ["--seccomp", str(filter_read)]
-            prefix += ["--", sys.executable]
+            seccomp_args, filter_fds = _seccomp_args()
+            passed += filter_fds
+            prefix = [*_bwrap_argv(self.limits), *seccomp_args, "--", sys.executable]
             env: dict[str, str] | None = None
             cwd = None
         else:
