@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
-from prefbuild.envs.code.generator import SPLIT_OFFSETS, generate_problems
+from prefbuild.envs.code.generator import SPLIT_OFFSETS, TASK_TYPES, generate_problems
 from prefbuild.envs.code.grading import Verdict, grade_code, grade_math
 from prefbuild.envs.code.loader import load_problems, parse_row
 from prefbuild.envs.code.problems import CodeProblem
@@ -76,6 +76,7 @@ class CodeEnv(Env):
     """
 
     name: ClassVar[str] = "code"
+    task_types: ClassVar[tuple[str, ...]] = TASK_TYPES
     protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": CodeInterpreterProtocol}
 
     def __init__(
