@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from prefbuild.envs import get_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
-from prefbuild.labelers.common import ConfiguredLabeler
+from prefbuild.labelers.base import Labeler
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 
@@ -36,11 +36,11 @@ def reparse(trajectory: Trajectory, step: Step) -> ParsedOutput | None:
     return protocol.parse(step.raw_output)
 
 
-class FormatViolationLabeler(ConfiguredLabeler):
+class FormatViolationLabeler(Labeler):
     """Labels turns whose text the env protocol did not accept exactly as written."""
 
     name: ClassVar[str] = "format_violation"
-    mode: ClassVar[FailureMode] = FailureMode.format_violation
+    mode: ClassVar[str] = FailureMode.format_violation.value
     version: ClassVar[int] = 1
     defaults: ClassVar[dict[str, object]] = {
         "reparse": False,  # parse every turn again with the env's current protocol

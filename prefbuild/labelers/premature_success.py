@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from prefbuild.labelers.common import (
-    ConfiguredLabeler,
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.text import (
     goal_known_unmet,
     is_completion_claim,
     is_nothing_happens,
@@ -59,11 +59,11 @@ def thought_claim(text: str | None) -> str | None:
     return None
 
 
-class PrematureSuccessLabeler(ConfiguredLabeler):
+class PrematureSuccessLabeler(Labeler):
     """Labels the step where the agent claims completion of a goal the env says is not met."""
 
     name: ClassVar[str] = "premature_success"
-    mode: ClassVar[FailureMode] = FailureMode.premature_success
+    mode: ClassVar[str] = FailureMode.premature_success.value
     version: ClassVar[int] = 1
     # The sql env has its own labeler for this mode (``sql_premature_success``).
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
@@ -71,9 +71,6 @@ class PrematureSuccessLabeler(ConfiguredLabeler):
         "thought_claims": True,  # also claims inside a thought right after "Nothing happens."
         "agent_finished": True,  # the last step of an episode the agent ended without success
     }
-
-    def applies_to(self, trajectory: Trajectory) -> bool:
-        return trajectory.env.name not in self.excluded_envs and super().applies_to(trajectory)
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []

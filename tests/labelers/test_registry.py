@@ -57,9 +57,9 @@ def test_configs_set_params_and_unknown_entries_fail_clearly() -> None:
     assert isinstance(loop, LoopLabeler) and loop.config["k"] == 4 and loop.config["max_cycle"] == 6
     with pytest.raises(KeyError, match=r"labelers\[0\].name: unknown labeler 'lop'"):
         build_labelers([{"name": "lop"}], env="household")
-    with pytest.raises(ValueError, match=r"labelers\[1\] \(loop\): .*unknown parameter\(s\) kk"):
+    with pytest.raises(ValueError, match=r"labelers\[1\] \(loop\): .*unknown parameter 'kk'; known: k, max_cycle"):
         build_labelers([{"name": "verbose_filler"}, {"name": "loop", "params": {"kk": 1}}], env="household")
-    with pytest.raises(ValueError, match="parameter 'k' must be int"):
+    with pytest.raises(ValueError, match="parameter 'k': Input should be a valid integer"):
         build_labelers([{"name": "loop", "params": {"k": "three"}}], env="household")
 
 

@@ -25,7 +25,10 @@ from prefbuild.teachers.openai_backend import OpenAITeacher
         ({"backend": "openai", "retries": {"max_attempts": 0}}, r"teacher\.retries\.max_attempts: .*greater than"),
         ({"backend": "openai", "temprature": 1}, r"teacher\.temprature: Extra inputs are not permitted"),
         ({"backend": "openai", "model": "m"}, r"teacher\.base_urls: the openai backend needs"),
-        ({"backend": "nope"}, r"teacher\.backend: unknown teacher backend 'nope'; known: openai, vllm, transformers, scripted"),
+        (
+            {"backend": "nope"},
+            r"teacher\.backend: unknown teacher backend 'nope'; known: openai, vllm, transformers, scripted",
+        ),
         ({"backend": "scripted", "scripted": {"loop": 1.5}}, r"teacher\.scripted\.loop: a rate must be in \[0, 1\]"),
     ],
 )

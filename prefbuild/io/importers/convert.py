@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefbuild.labelers.common import is_nothing_happens
+from prefbuild.labelers.text import is_nothing_happens
 from prefbuild.records import Message, Outcome, Role, Step, StepFacts
 
 AVAILABLE_ACTIONS = "AVAILABLE ACTIONS"

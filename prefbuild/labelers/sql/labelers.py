@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from prefbuild.envs.sql.actions import parse_action
 from prefbuild.envs.sql.items import is_mutation
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.common import ConfiguredLabeler, format_steps, short
+from prefbuild.labelers.text import format_steps, short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 _SPACES = re.compile(r"\s+")
@@ -73,11 +73,11 @@ def _is_mutation_task(trajectory: Trajectory) -> bool:
     return is_mutation(trajectory.task.type) or trajectory.task.meta.get("kind") == "mutation"
 
 
-class SqlErrorLabeler(ConfiguredLabeler):
+class SqlErrorLabeler(Labeler):
     """Labels every statement that failed; repeated failures in one episode get higher confidence."""
 
     name: ClassVar[str] = "sql_error"
-    mode: ClassVar[FailureMode] = FailureMode.sql_error
+    mode: ClassVar[str] = FailureMode.sql_error.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"single_confidence": 0.7, "repeated_confidence": 0.95}
 
@@ -102,12 +102,12 @@ class SqlErrorLabeler(ConfiguredLabeler):
         return labels
 
 
-class SqlWrongAnswerLabeler(ConfiguredLabeler):
+class SqlWrongAnswerLabeler(Labeler):
     """Labels a final answer the grader rejected (queries), or the answer that ended a mutation
     episode whose table does not match the reference after a mutation ran."""
 
     name: ClassVar[str] = "sql_wrong_answer"
-    mode: ClassVar[FailureMode] = FailureMode.wrong_answer
+    mode: ClassVar[str] = FailureMode.wrong_answer.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {}
 
@@ -137,12 +137,12 @@ class SqlWrongAnswerLabeler(ConfiguredLabeler):
         return []
 
 
-class SqlPrematureSuccessLabeler(ConfiguredLabeler):
+class SqlPrematureSuccessLabeler(Labeler):
     """Labels an answer given before any query succeeded, or a mutation task answered before any
     statement changed the table."""
 
     name: ClassVar[str] = "sql_premature_success"
-    mode: ClassVar[FailureMode] = FailureMode.premature_success
+    mode: ClassVar[str] = FailureMode.premature_success.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"lucky_confidence": 0.5}
 
@@ -168,11 +168,11 @@ class SqlPrematureSuccessLabeler(ConfiguredLabeler):
         return []
 
 
-class SqlLoopLabeler(ConfiguredLabeler):
+class SqlLoopLabeler(Labeler):
     """Labels a statement that repeats an earlier one (normalised) while no other statement changed the table."""
 
     name: ClassVar[str] = "sql_loop"
-    mode: ClassVar[FailureMode] = FailureMode.loop
+    mode: ClassVar[str] = FailureMode.loop.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"min_repeats": 2}
 
