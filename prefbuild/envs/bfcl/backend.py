@@ -124,8 +124,24 @@ class BfclBackend:
             raise CallRejected(f"{name!r} is no public method of {class_name}")
         return getattr(instance, name)
 
-    def _bound_arguments(self, call: CallSpec) -> dict[str, Any]:
-        """Positional and keyword arguments by parameter name (TypeError when they do not bind)."""
+    def named_arguments(self, call: CallSpec) -> dict[str, Any]:
+        """The call's positional and keyword arguments by parameter name.
+
+        Args:
+            call: a call of a documented function.
+
+        Returns:
+            ``{parameter: value}`` as Python would bind them.
+
+        Raises:
+            TypeError: the arguments do not bind to the method's signature.
+            KeyError: the function is not documented for an involved class.
+
+        Example:
+            >>> from prefbuild.envs.bfcl.data import load_entries
+            >>> BfclBackend(load_entries("base")[0]).named_arguments(CallSpec("sort", ("a.txt",)))
+            {'file_name': 'a.txt'}
+        """
         method = self._method(call.name)
         return dict(inspect.signature(method).bind(*call.args, **call.kwargs).arguments)
 
@@ -172,7 +188,7 @@ class BfclBackend:
             ``"<path>: <message>"`` from ``jsonschema`` or the binding error, else None.
         """
         try:
-            arguments = self._bound_arguments(call)
+            arguments = self.named_arguments(call)
             jsonschema.validate(arguments, validation_schema(self.tools[call.name]))
         except TypeError as error:
             return str(error)

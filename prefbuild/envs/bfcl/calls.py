@@ -98,8 +98,8 @@ def parse_python_calls(text: str) -> list[CallSpec]:
         CallRejected: the text is not a list of plain calls with literal arguments.
 
     Example:
-        >>> parse_python_calls("[cd(folder='document'), sort('report.pdf')]")
-        [CallSpec(name='cd', args=(), kwargs={'folder': 'document'}), CallSpec(name='sort', args=('report.pdf',), kwargs={})]
+        >>> [call.text() for call in parse_python_calls("[cd(folder='document'), sort('report.pdf')]")]
+        ["cd(folder='document')", "sort('report.pdf')"]
     """
     if not isinstance(text, str) or len(text) > MAX_CALL_TEXT:
         raise CallRejected("call text must be a string of reasonable length")

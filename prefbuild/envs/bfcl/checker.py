@@ -66,18 +66,29 @@ class TurnChecker:
 
         expected = self.ground_truth[turn]
         outcomes = [self.reference.run_text(text) for text in expected]
-        self.reference_failures.extend(f"turn {turn}: {text}" for text, o in zip(expected, outcomes, strict=True)
-                                       if not o.executed)
+        self.reference_failures.extend(
+            f"turn {turn}: {text}" for text, o in zip(expected, outcomes, strict=True) if not o.executed
+        )
         reference_results = [outcome.result for outcome in outcomes]
         self.model_results.extend(turn_results)
         if not expected:
             if turn_results:
-                return TurnVerdict(turn, False, False, "multi_turn:irrelevance_error:decoder_success",
-                                   "calls made in a turn that should be answered without them")
+                return TurnVerdict(
+                    turn,
+                    False,
+                    False,
+                    "multi_turn:irrelevance_error:decoder_success",
+                    "calls made in a turn that should be answered without them",
+                )
             return TurnVerdict(turn, True, False)
         if not turn_results:
-            return TurnVerdict(turn, False, True, "multi_turn:empty_turn_model_response",
-                               f"Model response list is empty for turn {turn}")
+            return TurnVerdict(
+                turn,
+                False,
+                True,
+                "multi_turn:empty_turn_model_response",
+                f"Model response list is empty for turn {turn}",
+            )
         state: dict[str, Any] = state_checker(model.instances, self.reference.instances)
         if not state["valid"]:
             return TurnVerdict(turn, False, True, state["error_type"], _short(state))
