@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.pairs import build_pairs
 from prefbuild.records import Trajectory
-from prefbuild.store import JsonlWriter, read_records
 
 RATES = {
     "loop": 0.06,
@@ -42,8 +42,8 @@ def generate(path: str, episodes: int, seed: int) -> None:
     """Play ``episodes`` household episodes with the scripted teacher and write them labelled."""
     from prefbuild.labelers import build_labelers, label_trajectory
     from prefbuild.recipe import load_recipe_text
-    from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
-    from prefbuild.teachers.scripted import ScriptedContext, ScriptedTeacher
+    from prefbuild.rollout.engine import EpisodeRunner, plan_episodes, rollout
+    from prefbuild.simulation.scripted import ScriptedContext, ScriptedTeacher
 
     tasks = max(1, episodes // 2)
     recipe = load_recipe_text(

@@ -328,8 +328,8 @@ def load_recipe(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
 
 
 def bundled_recipes() -> dict[str, Path]:
-    """Recipes shipped in ``recipes/`` (from a source checkout) by name."""
-    folder = Path(__file__).resolve().parent.parent / "recipes"
+    """Recipes shipped inside the package (``prefbuild/recipes/``) by name."""
+    folder = Path(__file__).resolve().parent / "recipes"
     if not folder.is_dir():
         return {}
     return {path.stem: path for path in sorted(folder.glob("*.yaml"))}

@@ -14,7 +14,7 @@ __all__ = ["Env", "EnvTask", "ParsedOutput", "Protocol", "StepResult", "availabl
 BUILTIN_ENVS: dict[str, str] = {
     "household": "prefbuild.envs.household.env:HouseholdEnv",
     "sql": "prefbuild.envs.sql.env:SqlEnv",
-    "alfworld": "prefbuild.envs.household.alfworld_adapter:AlfworldEnv",
+    "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
 }
 
 

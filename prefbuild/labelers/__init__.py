@@ -50,7 +50,7 @@ BUILTIN_LABELERS: dict[str, type[Labeler]] = {
 
 def _sql_labelers() -> dict[str, type[Labeler]]:
     try:
-        module = import_module("prefbuild.labelers.sql_labelers")
+        module = import_module("prefbuild.labelers.sql.labelers")
     except ImportError:
         return {}
     return dict(getattr(module, "SQL_LABELERS", {}))

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from prefbuild.envs.household.priors import is_plausible
 from prefbuild.labelers.common import ConfiguredLabeler
-from prefbuild.labelers.household import (
+from prefbuild.labelers.household_text import (
     command_target,
     entity_type,
     held_after,

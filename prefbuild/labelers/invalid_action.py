@@ -29,7 +29,7 @@ from prefbuild.labelers.common import (
     normalize_action,
     short,
 )
-from prefbuild.labelers.household import entities, entity_type, held_after
+from prefbuild.labelers.household_text import entities, entity_type, held_after
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 # Commands whose first object must be in the agent's hand.

@@ -25,7 +25,7 @@ from prefbuild.labelers.common import (
     normalize_text,
     short,
 )
-from prefbuild.labelers.household import entities
+from prefbuild.labelers.household_text import entities
 from prefbuild.records import FailureMode, Label, Trajectory
 
 # "On the desk 1, you see", "The fridge 1 is open. In it, you see", "The cabinet 2 is closed."

@@ -30,10 +30,10 @@ __all__ = [
 
 # name -> "module:Class"; imported lazily.
 BUILTIN_STRATEGIES: dict[str, str] = {
-    "stepwise": "prefbuild.pairs.stepwise:StepwiseStrategy",
-    "trajectory": "prefbuild.pairs.trajectory:TrajectoryStrategy",
-    "style": "prefbuild.pairs.style:StyleStrategy",
-    "best_of_n": "prefbuild.pairs.best_of_n:BestOfNStrategy",
+    "stepwise": "prefbuild.pairs.strategies.stepwise:StepwiseStrategy",
+    "trajectory": "prefbuild.pairs.strategies.trajectory:TrajectoryStrategy",
+    "style": "prefbuild.pairs.strategies.style:StyleStrategy",
+    "best_of_n": "prefbuild.pairs.strategies.best_of_n:BestOfNStrategy",
 }
 
 # Which params switch a strategy to needing a teacher.

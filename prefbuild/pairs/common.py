@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from prefbuild.envs import Protocol, get_env, get_protocol
 from prefbuild.pairs.base import PairStrategy
-from prefbuild.pairs.teaching import TeacherRunner
+from prefbuild.pairs.teacher_bridge import TeacherRunner
 from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory
 from prefbuild.teachers.base import Sampling
 

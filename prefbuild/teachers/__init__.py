@@ -57,7 +57,7 @@ def _openai(config: TeacherConfig) -> Teacher:
 
 
 def _vllm(config: TeacherConfig) -> Teacher:
-    from prefbuild.models import resolve_model
+    from prefbuild.teachers.embedded import resolve_model
     from prefbuild.teachers.vllm_backend import VllmTeacher
     from prefbuild.teachers.vllm_launcher import VllmServer
 
@@ -86,7 +86,7 @@ def _transformers(config: TeacherConfig) -> Teacher:
 
 
 def _scripted(config: TeacherConfig) -> Teacher:
-    from prefbuild.teachers.scripted import ScriptedTeacher
+    from prefbuild.simulation.scripted import ScriptedTeacher
 
     return ScriptedTeacher(config.scripted, model=config.model or "scripted-expert")
 

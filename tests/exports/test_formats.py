@@ -26,7 +26,7 @@ import random
 
 import pytest
 
-from prefbuild.exports import (
+from prefbuild.exports.formats import (
     EXPORT_FORMATS,
     ExportError,
     ExportStats,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from prefbuild.envs.cli import envs
+from prefbuild.cli.envs import envs
 from prefbuild.envs.household.env import HouseholdEnv
 
 

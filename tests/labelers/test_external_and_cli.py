@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.labelers.cli import label
-from prefbuild.labelers.io import LabelInputError, read_trajectories
+from prefbuild.cli.label import label
+from prefbuild.io.sources import LabelInputError, read_trajectories
 from prefbuild.records import Trajectory
 from tests.labelers.samples import dbbench_record, household_record, messages_record
 

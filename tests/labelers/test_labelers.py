@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from prefbuild.labelers.format_violation import FormatViolationLabeler
-from prefbuild.labelers.household import Goal, parse_goal
+from prefbuild.labelers.household_text import Goal, parse_goal
 from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
 from prefbuild.labelers.invalid_action import InvalidActionLabeler
 from prefbuild.labelers.loop import LoopLabeler

@@ -13,9 +13,9 @@ from functools import lru_cache
 from prefbuild.labelers import build_labelers, label_trajectory
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import Message, Trajectory
-from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
+from prefbuild.rollout.engine import EpisodeRunner, plan_episodes, rollout
+from prefbuild.simulation.scripted import ScriptedContext, ScriptedTeacher
 from prefbuild.teachers.base import Completion, Teacher, TeacherRequest
-from prefbuild.teachers.scripted import ScriptedContext, ScriptedTeacher
 
 RATES = {
     "loop": 0.08,

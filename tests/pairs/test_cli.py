@@ -9,10 +9,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.cli import PrefbuildGroup
-from prefbuild.pairs.cli import export_command, pair_command
+from prefbuild.cli.main import PrefbuildGroup
+from prefbuild.cli.pair import export_command, pair_command
+from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.records import Pair
-from prefbuild.store import JsonlWriter, read_records
 from tests.pairs.household import cached
 
 

@@ -11,7 +11,7 @@ from prefbuild.pairs import build_pairs, build_strategy
 from prefbuild.pairs.common import protocol_for
 from prefbuild.pairs.replay import ReplayError, replay
 from prefbuild.records import FailureMode, Role, prompt_messages
-from prefbuild.teachers.scripted import ScriptedTeacher
+from prefbuild.simulation.scripted import ScriptedTeacher
 from tests.pairs.household import RATES, RecordingTeacher, cached, play
 
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from prefbuild.pairs import available_strategies, build_strategy
-from prefbuild.pairs.stepwise import template_thought
-from prefbuild.pairs.style import concise_thought, filler_pattern
-from prefbuild.pairs.trajectory import continuation
+from prefbuild.pairs.strategies.stepwise import template_thought
+from prefbuild.pairs.strategies.style import concise_thought, filler_pattern
+from prefbuild.pairs.strategies.trajectory import continuation
 from prefbuild.records import FailureMode, Role, prompt_messages
 from tests.pairs.factory import S, act, trajectory
 

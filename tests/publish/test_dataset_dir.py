@@ -8,9 +8,9 @@ import datasets
 import pytest
 import yaml
 
-from prefbuild.publish import PublishError, split_card, write_dataset_dir
+from prefbuild.hub.card import CardInfo
+from prefbuild.hub.publish import PublishError, split_card, write_dataset_dir
 from prefbuild.recipe import load_recipe
-from prefbuild.report.card import CardInfo
 from tests.publish.factories import make_pairs, sft_rows, trl_rows
 
 
@@ -127,7 +127,7 @@ def _without_none_keys(value):
 
 
 def test_composes_with_export_rows(tmp_path: Path, card_info: CardInfo) -> None:
-    from prefbuild.exports import to_rows
+    from prefbuild.exports.formats import to_rows
     from prefbuild.records import FunctionCall, Message, ToolCall
     from tests.publish.factories import make_pair
 

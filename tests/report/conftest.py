@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prefbuild.store import write_records
+from prefbuild.io.jsonl import write_records
 from tests.publish.factories import make_pairs, make_trajectory
 
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from prefbuild.commands_publish import inspect_command
-from prefbuild.inspect import Filters, highlight_terms, inspect_file, render_pair, sample
+from prefbuild.analysis.views import Filters, highlight_terms, inspect_file, render_pair, sample
+from prefbuild.cli.analysis import inspect_command
 from tests.publish.factories import make_pair
 
 

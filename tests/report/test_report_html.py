@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.commands_publish import report_command
-from prefbuild.report.html import build_report
-from prefbuild.store import write_records
+from prefbuild.analysis.report import build_report
+from prefbuild.cli.analysis import report_command
+from prefbuild.io.jsonl import write_records
 from tests.publish.factories import make_pair
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

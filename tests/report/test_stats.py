@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.commands_publish import stats_command
+from prefbuild.analysis.stats import collect_stats, estimate_tokens, pass_at_k
+from prefbuild.cli.analysis import stats_command
 from prefbuild.errors import PrefbuildError
-from prefbuild.stats import collect_stats, estimate_tokens, pass_at_k
 
 
 def test_estimate_tokens() -> None:

@@ -10,7 +10,7 @@ import pytest
 from prefbuild.envs import base as env_base
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import StopReason, prompt_messages
-from prefbuild.rollout import EpisodeRunner, Shard, episode_id, plan_episodes, rollout
+from prefbuild.rollout.engine import EpisodeRunner, Shard, episode_id, plan_episodes, rollout
 from tests.rollout.toy import CountEnv, ProgrammedTeacher
 
 RECIPE = """\

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from prefbuild.errors import PrefbuildError
-from prefbuild.generate import generate
-from prefbuild.merge import merge_run_dirs
+from prefbuild.io.merge import merge_run_dirs
+from prefbuild.io.rundir import finished_episode_ids, read_manifest
 from prefbuild.recipe import load_recipe_text
-from prefbuild.rundir import finished_episode_ids, read_manifest
+from prefbuild.rollout.generate import generate
 from tests.rollout.toy import ProgrammedTeacher
 
 RECIPE = """\

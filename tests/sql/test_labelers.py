@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.sql_labelers import (
+from prefbuild.labelers.sql.labelers import (
     SQL_LABELERS,
     SqlErrorLabeler,
     SqlLoopLabeler,

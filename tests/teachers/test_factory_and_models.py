@@ -8,13 +8,13 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from prefbuild import models
+from prefbuild.cli.teachers import models_command
+from prefbuild.simulation.scripted import ScriptedTeacher
 from prefbuild.teachers import available_backends, build_sampling, make_teacher
+from prefbuild.teachers import embedded as models
 from prefbuild.teachers.base import Sampling, Teacher
-from prefbuild.teachers.cli import models_command
 from prefbuild.teachers.config import TeacherConfigError, parse_teacher_config
 from prefbuild.teachers.openai_backend import OpenAITeacher
-from prefbuild.teachers.scripted import ScriptedTeacher
 
 
 @pytest.mark.parametrize(

@@ -18,10 +18,10 @@ import pytest
 
 from prefbuild.envs.base import Env, EnvTask, ParsedOutput, Protocol, StepResult
 from prefbuild.records import Message, TaskInfo
+from prefbuild.simulation.scripted import ENGLISH_FILLER, JAPANESE_FILLER, ScriptedContext, ScriptedTeacher
 from prefbuild.teachers import make_teacher
 from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
 from prefbuild.teachers.config import TeacherConfigError
-from prefbuild.teachers.scripted import ENGLISH_FILLER, JAPANESE_FILLER, ScriptedContext, ScriptedTeacher
 
 RATES = {
     "loop": 0.10,

@@ -1,0 +1,218 @@
+"""Looking at records in the terminal: pairs side by side, trajectories step by step.
+
+Numbers say how many pairs there are; only reading a few says whether they are right. For a
+pair the user sees the last observation the model saw, then chosen and rejected next to each
+other, with the label's evidence and the quoted parts of it highlighted in both answers. For
+a trajectory the user sees each step's observation, output, parsed action and env feedback,
+with a marker on every labelled step. Records are sampled reproducibly (``--seed``) from a
+stream, so inspecting a large file needs no more memory than ``-n`` records.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from rich.columns import Columns
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from prefbuild.errors import PrefbuildError
+from prefbuild.io.jsonl import detect_kind, read_records
+from prefbuild.records import FailureMode, Message, Pair, Trajectory
+
+T = TypeVar("T")
+OBSERVATION_CHARS = 2000
+_QUOTED = re.compile(r"'([^']{2,})'|\"([^\"]{2,})\"")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which records to show; ``None`` means any."""
+
+    reason: str | None = None
+    strategy: str | None = None
+    task_type: str | None = None
+
+    def check(self, kind: str) -> None:
+        if self.reason is not None and self.reason not in {mode.value for mode in FailureMode}:
+            known = ", ".join(mode.value for mode in FailureMode)
+            raise PrefbuildError(f"--reason {self.reason!r} is not a failure mode; known: {known}")
+        if kind == "trajectory" and self.strategy is not None:
+            raise PrefbuildError("--strategy applies to pair files; trajectories have no pair strategy")
+
+    def pair(self, pair: Pair) -> bool:
+        return (
+            (self.reason is None or (pair.reason is not None and pair.reason.value == self.reason))
+            and (self.strategy is None or pair.strategy == self.strategy)
+            and (self.task_type is None or pair.source.task_type == self.task_type)
+        )
+
+    def trajectory(self, trajectory: Trajectory) -> bool:
+        return (self.reason is None or any(label.mode.value == self.reason for label in trajectory.labels)) and (
+            self.task_type is None or trajectory.task.type == self.task_type
+        )
+
+
+def sample(records: Iterable[T], n: int, seed: int | None) -> tuple[list[T], int]:
+    """``(chosen records in file order, how many matched)``: the first ``n``, or a seeded reservoir sample."""
+    if n < 1:
+        raise PrefbuildError("-n must be at least 1")
+    kept: list[tuple[int, T]] = []
+    rng = random.Random(seed)
+    seen = 0
+    for record in records:
+        if len(kept) < n:
+            kept.append((seen, record))
+        elif seed is not None and (slot := rng.randrange(seen + 1)) < n:
+            kept[slot] = (seen, record)
+        seen += 1
+    return [record for _, record in sorted(kept, key=lambda item: item[0])], seen
+
+
+def highlight_terms(evidence: str | None) -> list[str]:
+    """The quoted snippets of a label's evidence (``action 'go to desk 1' repeated``): worth highlighting."""
+    if not evidence:
+        return []
+    return [first or second for first, second in _QUOTED.findall(evidence)]
+
+
+def _clip(text: str, limit: int = OBSERVATION_CHARS) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def _messages_text(messages: Iterable[Message], terms: list[str], style: str) -> Text:
+    text = Text()
+    for position, message in enumerate(messages):
+        if position:
+            text.append("\n\n")
+        text.append(f"[{message.role.value}]\n", style="dim")
+        body = Text(message.content)
+        for call in message.tool_calls or []:
+            body.append(f"\n→ {call.function.name}({call.function.arguments})", style="cyan")
+        body.highlight_words(terms, style=style)
+        text.append_text(body)
+    return text
+
+
+def render_pair(pair: Pair) -> RenderableType:
+    """One pair: header, last observation, chosen and rejected side by side, evidence highlighted."""
+    terms = highlight_terms(pair.evidence)
+    reason = pair.reason.value if pair.reason else "none"
+    header = Text.assemble(
+        (pair.id, "bold"), "  ", (f"reason={reason}", "bold red"), f"  strategy={pair.strategy}  split={pair.split}",
+        f"  task={pair.source.task_id} ({pair.source.task_type or 'unknown'})  env={pair.source.env}",
+        f"  teacher={pair.source.teacher_model}",
+    )
+    if pair.source.step is not None:
+        header.append(f"  trajectory={pair.source.trajectory_id} step={pair.source.step}")
+    last = pair.prompt[-1]
+    observation = Panel(Text(_clip(last.content)), title=f"last observation ({last.role.value}, turn "
+                        f"{len(pair.prompt)} of the prompt)", title_align="left", border_style="blue")
+    chosen = Panel(_messages_text(pair.chosen, terms, "bold black on green"), title="chosen", title_align="left",
+                   border_style="green")
+    rejected = Panel(_messages_text(pair.rejected, terms, "bold white on red"), title="rejected",
+                     title_align="left", border_style="red")
+    parts: list[RenderableType] = [header, observation, Columns([chosen, rejected], equal=True, expand=True)]
+    if pair.evidence:
+        evidence = Text(pair.evidence)
+        evidence.highlight_words(terms, style="bold yellow")
+        parts.append(Panel(evidence, title="label evidence", title_align="left", border_style="yellow"))
+    if pair.scores:
+        parts.append(Text("scores: " + ", ".join(f"{k}={v:g}" for k, v in sorted(pair.scores.items())), style="dim"))
+    return Group(*parts)
+
+
+def render_trajectory(trajectory: Trajectory) -> RenderableType:
+    """One episode as a transcript: a block per step, labelled steps marked with their failure modes."""
+    outcome = trajectory.outcome
+    status = ("SUCCESS", "bold green") if outcome.success else (outcome.stop_reason.value.upper(), "bold red")
+    header = Text.assemble(
+        (trajectory.id, "bold"), "  ", status, f"  task={trajectory.task.id} ({trajectory.task.type})",
+        f"  env={trajectory.env.name}/{trajectory.env.protocol}  teacher={trajectory.teacher.model}",
+        f"  steps={len(trajectory.steps)}  labels={len(trajectory.labels)}",
+    )
+    parts: list[RenderableType] = [header, Text(f"goal: {trajectory.task.goal}", style="italic")]
+    if outcome.error:
+        parts.append(Text(f"error: {outcome.error}", style="red"))
+    for step in trajectory.steps:
+        terms = [term for label in step.labels for term in highlight_terms(label.evidence)]
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column()
+        table.add_row("observation", Text(_clip(step.observation)))
+        output = Text(step.raw_output)
+        output.highlight_words(terms, style="bold white on red")
+        table.add_row("output", output)
+        action = Text(step.action if step.action is not None else "(no action parsed)")
+        if step.valid is False:
+            action.append("  [invalid]", style="red")
+        if not step.format_ok:
+            action.append("  [format]", style="red")
+        table.add_row("action", action)
+        if step.expert_action is not None and step.expert_action != step.action:
+            table.add_row("expert", Text(step.expert_action, style="green"))
+        if step.feedback:
+            table.add_row("feedback", Text(_clip(step.feedback)))
+        for label in step.labels:
+            marker = Text(f"⚑ {label.mode.value} ({label.confidence:.2f}, {label.labeler}): ", style="bold red")
+            evidence = Text(label.evidence)
+            evidence.highlight_words(terms, style="bold yellow")
+            table.add_row("label", marker + evidence)
+        style = "red" if step.labels else "white"
+        title = f"step {step.index}" + ("  ⚑ " + ", ".join(label.mode.value for label in step.labels)
+                                        if step.labels else "")
+        parts.append(Panel(table, title=title, title_align="left", border_style=style))
+    return Group(*parts)
+
+
+def _records(path: Path, kind: str, filters: Filters) -> Iterator[Pair] | Iterator[Trajectory]:
+    if kind == "pair":
+        return (pair for pair in read_records(path, Pair) if filters.pair(pair))
+    return (trajectory for trajectory in read_records(path, Trajectory) if filters.trajectory(trajectory))
+
+
+def inspect_file(
+    path: str | os.PathLike[str],
+    console: Console,
+    *,
+    filters: Filters = Filters(),
+    n: int = 3,
+    seed: int | None = None,
+    pager: bool | None = None,
+) -> int:
+    """Print ``n`` matching records of a pair or trajectory file; returns how many matched.
+
+    ``pager=None`` pages only when the console is a terminal.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise PrefbuildError(f"{target}: is a directory; give one trajectory or pair .jsonl file")
+    kind = detect_kind(target)
+    filters.check(kind)
+    chosen, matched = sample(_records(target, kind, filters), n, seed)
+    render: Callable[..., RenderableType] = render_pair if kind == "pair" else render_trajectory
+    blocks: list[RenderableType] = []
+    plural = "pairs" if kind == "pair" else "trajectories"
+    shown = f"{len(chosen)} of {matched} matching {plural} in {target}"
+    blocks.append(Rule(shown, style="dim"))
+    for record in chosen:
+        blocks.append(render(record))
+        blocks.append(Rule(style="dim"))
+    if not chosen:
+        blocks.append(Text(f"no {kind} in {target} matches the filters", style="yellow"))
+    use_pager = console.is_terminal if pager is None else pager
+    if use_pager:
+        with console.pager(styles=True):
+            console.print(*blocks)
+    else:
+        console.print(*blocks)
+    return matched
