@@ -305,6 +305,42 @@ class BfclEnv(Env):
             return None
         return sum(verdict.valid for verdict in self._verdicts) / len(self._entry.question)
 
+    # -- read-only views (scripted mistakes, tests) ----------------------------------------
+
+    @property
+    def entry(self) -> BfclEntry | None:
+        """The task being played."""
+        return self._entry
+
+    @property
+    def turn(self) -> int:
+        """The current user turn index."""
+        return self._turn
+
+    @property
+    def finished(self) -> bool:
+        """The episode is over."""
+        return self._done
+
+    @property
+    def offered_functions(self) -> list[str]:
+        """Names of the functions the model may call now."""
+        return sorted(self._backend.offered) if self._entry is not None else []
+
+    def turn_ground_truth(self, turn: int) -> list[CallSpec]:
+        """The ground-truth calls of ``turn`` (empty past the last turn)."""
+        if self._entry is None or turn >= len(self._ground_truth):
+            return []
+        return ground_truth_calls(self._ground_truth[turn])
+
+    def remaining_expert_calls(self) -> list[CallSpec]:
+        """The current turn's ground-truth calls the episode has not made yet."""
+        return self.turn_ground_truth(self._turn)[self._expert_done :]
+
+    def named_arguments(self, call: CallSpec) -> dict[str, Any]:
+        """``call``'s arguments by parameter name (``BfclBackend.named_arguments``)."""
+        return self._backend.named_arguments(call)
+
     @property
     def hinted_turns(self) -> list[int]:
         """User turns in which at least one tool result carried a hint."""
