@@ -25,7 +25,7 @@ from prefbuild.envs.bfcl.checker import TurnChecker, TurnVerdict
 from prefbuild.envs.bfcl.data import CATEGORIES, BfclEntry, entry_function_docs, load_entries, load_ground_truth
 from prefbuild.envs.bfcl.expert import TURN_DONE, as_tool_call, asking_message, expert_batch, ground_truth_calls
 from prefbuild.envs.bfcl.hints import unknown_function_hint
-from prefbuild.envs.bfcl.protocol import BfclHermesProtocol
+from prefbuild.envs.bfcl.protocol import BfclHermesProtocol, BfclPythonProtocol
 from prefbuild.envs.bfcl.tools import openai_tools
 from prefbuild.records import Message, Role, StepFacts, TaskInfo, ToolCall, ToolCallFacts
 from prefbuild.tooluse.actions import decode_action, encode_action
@@ -86,7 +86,7 @@ class BfclEnv(Env):
     """
 
     name: ClassVar[str] = "bfcl"
-    protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": BfclHermesProtocol}
+    protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": BfclHermesProtocol, "python": BfclPythonProtocol}
 
     def __init__(self, hints: HintMode = "off", max_steps_per_turn: int = MAX_STEPS_PER_TURN) -> None:
         if hints not in ("off", "actionable"):

@@ -13,10 +13,12 @@ import json
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import EnvTask, ParsedOutput
+from prefbuild.envs.bfcl.calls import CallRejected, CallSpec, parse_python_calls
 from prefbuild.envs.bfcl.data import BfclEntry, entry_function_docs
-from prefbuild.envs.bfcl.tools import openai_tools
+from prefbuild.envs.bfcl.expert import as_tool_call
+from prefbuild.envs.bfcl.tools import PYTHON_HINT, openai_tools
 from prefbuild.records import Message, Role
-from prefbuild.tooluse.actions import encode_action
+from prefbuild.tooluse.actions import decode_action, encode_action
 from prefbuild.tooluse.hermes import parse_tool_turn
 from prefbuild.tooluse.protocol import ToolUseProtocol
 
@@ -94,3 +96,86 @@ class BfclHermesProtocol(ToolUseProtocol):
         return ParsedOutput(
             parsed.thought, encode_action(message=content), False, parsed.normalized, False, parsed.problems
         )
+
+
+def bfcl_system_prompt(docs: list[dict[str, Any]]) -> str:
+    """BFCL's default system prompt for prompting (non-FC) models, built from the package's own
+    templates (plaintext, classic style, Python call format, JSON function docs), as
+    ``formulate_system_prompt`` does with ``DEFAULT_SYSTEM_PROMPT_FORMAT``.
+
+    Args:
+        docs: BFCL function docs (the Python-syntax note is added here, as BFCL does).
+
+    Returns:
+        The system prompt text.
+    """
+    from bfcl_eval.constants.default_prompts import (
+        OUTPUT_FORMAT_MAPPING,
+        PARAM_TYPE_MAPPING,
+        PROMPT_STYLE_TEMPLATES,
+        PROMPT_TEMPLATE_MAPPING,
+    )
+
+    style = PROMPT_STYLE_TEMPLATES["classic"]
+    described = [{**doc, "description": doc["description"] + PYTHON_HINT} for doc in docs]
+    return PROMPT_TEMPLATE_MAPPING["plaintext"].format(
+        persona=style["persona"],
+        task=style["task"],
+        tool_call_format=style["tool_call_no_tag"].format(
+            output_format=OUTPUT_FORMAT_MAPPING["python"], param_types=PARAM_TYPE_MAPPING["python"]
+        ),
+        multiturn_behavior=style["multiturn_behavior"],
+        available_tools=style["available_tools"].format(format="json", functions=json.dumps(described, indent=4)),
+    )
+
+
+class BfclPythonProtocol(BfclHermesProtocol):
+    """BFCL's prompting format: the model answers ``[func(a=1), other(b='x')]`` as plain text.
+
+    Calls are read with ``calls.parse_python_calls`` (``ast``, literal arguments only, keyword
+    arguments only since the format names every parameter); text that is no such list is a
+    message and ends the user turn, as a failed decode does in BFCL.
+
+    Example:
+        >>> BfclPythonProtocol().parse("[cd(folder='document')]").action
+        '{"tool_calls": [{"id": "call_0", "name": "cd", "arguments": {"folder": "document"}}]}'
+    """
+
+    name: ClassVar[str] = "python"
+
+    def prefix_messages(self, task: EnvTask) -> list[Message]:
+        if not isinstance(task.payload, BfclEntry):
+            raise ValueError(f"bfcl protocol: task {task.info.id!r} carries no BFCL entry")
+        offered, _ = entry_function_docs(task.payload)
+        parts = [bfcl_system_prompt(offered)] + ([self.system_prompt] if self.system_prompt else [])
+        return [Message(role=Role.system, content="\n\n".join(parts))]
+
+    def parse(self, text: str) -> ParsedOutput:
+        body = text.strip("`\n ") if isinstance(text, str) else ""
+        if not body.startswith("["):
+            body = "[" + body
+        if not body.endswith("]"):
+            body = body + "]"
+        try:
+            calls = parse_python_calls(body)
+            if any(call.args for call in calls):
+                raise CallRejected("positional arguments: name every parameter")
+        except CallRejected as error:
+            message = text.strip() if isinstance(text, str) else ""
+            problems = () if not _looks_like_calls(message) else (f"unreadable calls: {error}",)
+            return ParsedOutput(None, encode_action(message=message), not problems, (), False, problems)
+        if not calls:
+            return ParsedOutput(None, encode_action(message=""), True, (), False, ())
+        tool_calls = [as_tool_call(f"call_{index}", call.name, call.kwargs) for index, call in enumerate(calls)]
+        return ParsedOutput(None, encode_action(tool_calls), True, (), False, ())
+
+    def render(self, action: str, thought: str | None = None) -> str:
+        decoded = decode_action(action)
+        if not decoded.calls:
+            return decoded.message or ""
+        calls = [CallSpec(call.function.name, (), json.loads(call.function.arguments)) for call in decoded.calls]
+        return "[" + ", ".join(call.text() for call in calls) + "]"
+
+
+def _looks_like_calls(text: str) -> bool:
+    return text.startswith("[") or ("(" in text and text.rstrip().endswith(")"))
