@@ -16,14 +16,15 @@ import inspect
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import jsonschema
 
 from prefbuild.envs.bfcl.calls import CallRejected, CallSpec, parse_python_calls
-from prefbuild.envs.bfcl.data import BfclEntry, class_function_docs
+from prefbuild.envs.bfcl.data import BfclEntry
 from prefbuild.envs.bfcl.hints import execution_error_hint, invalid_arguments_hint, unknown_function_hint
-from prefbuild.envs.bfcl.tools import openai_tools, validation_schema
+from prefbuild.envs.bfcl.tools import class_tools, validation_schema
 
 ERROR_PREFIX = "Error during execution: "
 
@@ -72,6 +73,15 @@ def bfcl_result_text(value: Any) -> str:
     return str(value)
 
 
+@cache
+def _signature(cls: type, name: str) -> inspect.Signature:
+    """The signature of a documented method (looked up statically on the class, never on an instance)."""
+    function = inspect.getattr_static(cls, name)
+    if name.startswith("_") or not inspect.isfunction(function):
+        raise CallRejected(f"{name!r} is no public method of {cls.__name__}")
+    return inspect.signature(function)
+
+
 def _new_instance(class_name: str, initial_config: dict[str, Any], long_context: bool) -> Any:
     from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
 
@@ -106,7 +116,7 @@ class BfclBackend:
         self.owner: dict[str, str] = {}
         self.tools: dict[str, dict[str, Any]] = {}
         for class_name in entry.involved_classes:
-            for tool in openai_tools(class_function_docs(class_name)):
+            for tool in class_tools(class_name):
                 # Later classes win a name clash, as in BFCL's method-name mapping.
                 self.owner[tool["function"]["name"]] = class_name
                 self.tools[tool["function"]["name"]] = tool
@@ -142,8 +152,11 @@ class BfclBackend:
             >>> BfclBackend(load_entries("base")[0]).named_arguments(CallSpec("sort", ("a.txt",)))
             {'file_name': 'a.txt'}
         """
-        method = self._method(call.name)
-        return dict(inspect.signature(method).bind(*call.args, **call.kwargs).arguments)
+        class_name = self.owner[call.name]
+        signature = _signature(type(self.instances[class_name]), call.name)
+        bound = dict(signature.bind(None, *call.args, **call.kwargs).arguments)
+        bound.pop(next(iter(signature.parameters)))  # the instance slot
+        return bound
 
     def call(self, call: CallSpec) -> CallOutcome:
         """Run one call on its backend instance.

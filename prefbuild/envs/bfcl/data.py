@@ -169,6 +169,7 @@ def class_function_docs(class_name: str) -> list[dict[str, Any]]:
 
 def entry_function_docs(entry: BfclEntry) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
     """The docs offered from the first turn and the held-out docs revealed later, as BFCL builds them
+    (read-only: the dicts are shared between calls)
     (``populate_test_cases_with_predefined_functions``: involved classes' docs in order, held-out
     functions removed and kept by turn index).
 
@@ -185,7 +186,7 @@ def entry_function_docs(entry: BfclEntry) -> tuple[list[dict[str, Any]], dict[in
     """
     offered: list[dict[str, Any]] = []
     for class_name in entry.involved_classes:
-        offered.extend(class_function_docs(class_name))
+        offered.extend(_class_docs(class_name))  # shared, read-only: callers convert, never mutate
     held_out: dict[int, list[dict[str, Any]]] = {}
     for turn, names in entry.missed_function.items():
         revealed = []

@@ -22,11 +22,11 @@ from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.bfcl.backend import ERROR_PREFIX, BfclBackend, CallOutcome
 from prefbuild.envs.bfcl.calls import CallRejected, CallSpec, json_call
 from prefbuild.envs.bfcl.checker import TurnChecker, TurnVerdict
-from prefbuild.envs.bfcl.data import CATEGORIES, BfclEntry, entry_function_docs, load_entries, load_ground_truth
+from prefbuild.envs.bfcl.data import CATEGORIES, BfclEntry, load_entries, load_ground_truth
 from prefbuild.envs.bfcl.expert import TURN_DONE, as_tool_call, asking_message, expert_batch, ground_truth_calls
 from prefbuild.envs.bfcl.hints import unknown_function_hint
 from prefbuild.envs.bfcl.protocol import BfclHermesProtocol, BfclPythonProtocol
-from prefbuild.envs.bfcl.tools import openai_tools
+from prefbuild.envs.bfcl.tools import entry_tools
 from prefbuild.records import Message, Role, StepFacts, TaskInfo, ToolCall, ToolCallFacts
 from prefbuild.tooluse.actions import decode_action, encode_action
 from prefbuild.tooluse.dispatch import ToolReply, joined_observation
@@ -127,7 +127,7 @@ class BfclEnv(Env):
 
     def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
         entry = task.payload if isinstance(task.payload, BfclEntry) else self._entry_by_id(task.info.id)
-        offered, held_out = entry_function_docs(entry)
+        offered, held_out = entry_tools(entry)
         self._entry = entry
         self._held_out = held_out
         self._ground_truth = load_ground_truth(entry.category)[entry.id].ground_truth
@@ -135,9 +135,12 @@ class BfclEnv(Env):
             raise ValueError(
                 f"bfcl env: {entry.id}: {len(entry.question)} turns but ground truth for {len(self._ground_truth)}"
             )
-        self._backend = BfclBackend(entry, [doc["name"] for doc in offered], hints=self.hints == "actionable")
-        self._tools = openai_tools(offered)
+        self._backend = BfclBackend(
+            entry, [tool["function"]["name"] for tool in offered], hints=self.hints == "actionable"
+        )
+        self._tools = list(offered)
         self._checker = TurnChecker(entry, self._ground_truth)
+        self._expert_calls = [ground_truth_calls(texts) for texts in self._ground_truth]
         self._turn = 0
         self._turn_steps = 0
         self._turn_results: list[str] = []
@@ -161,7 +164,7 @@ class BfclEnv(Env):
     def _question(self, turn: int) -> str:
         assert self._entry is not None
         if turn in self._held_out:
-            revealed = openai_tools(self._held_out[turn])
+            revealed = self._held_out[turn]
             self._backend.offer(tool["function"]["name"] for tool in revealed)
             self._tools.extend(revealed)
             return new_functions_turn(revealed)
@@ -261,7 +264,7 @@ class BfclEnv(Env):
     def _note_expert_progress(self, spec: CallSpec | None) -> None:
         """Advance the expert past a ground-truth call the episode just made (same name and
         arguments), whether or not it succeeded: the expert never repeats a call."""
-        expected = ground_truth_calls(self._ground_truth[self._turn])
+        expected = self.turn_ground_truth(self._turn)
         if (
             spec is not None
             and self._expert_done < len(expected)
@@ -283,7 +286,7 @@ class BfclEnv(Env):
         parallel calls, so long ground truths fit BFCL's step limit."""
         if self._done or self._entry is None:
             return None
-        expected = ground_truth_calls(self._ground_truth[self._turn])
+        expected = self.turn_ground_truth(self._turn)
         if not expected:
             return encode_action(message=asking_message(self._entry.category))
         if self._expert_done >= len(expected):
@@ -329,9 +332,9 @@ class BfclEnv(Env):
 
     def turn_ground_truth(self, turn: int) -> list[CallSpec]:
         """The ground-truth calls of ``turn`` (empty past the last turn)."""
-        if self._entry is None or turn >= len(self._ground_truth):
+        if self._entry is None or turn >= len(self._expert_calls):
             return []
-        return ground_truth_calls(self._ground_truth[turn])
+        return list(self._expert_calls[turn])
 
     def remaining_expert_calls(self) -> list[CallSpec]:
         """The current turn's ground-truth calls the episode has not made yet."""

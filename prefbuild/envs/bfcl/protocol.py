@@ -16,7 +16,7 @@ from prefbuild.envs.base import EnvTask, ParsedOutput
 from prefbuild.envs.bfcl.calls import CallRejected, CallSpec, parse_python_calls
 from prefbuild.envs.bfcl.data import BfclEntry, entry_function_docs
 from prefbuild.envs.bfcl.expert import as_tool_call
-from prefbuild.envs.bfcl.tools import PYTHON_HINT, openai_tools
+from prefbuild.envs.bfcl.tools import PYTHON_HINT, entry_tools
 from prefbuild.records import Message, Role
 from prefbuild.tooluse.actions import decode_action, encode_action
 from prefbuild.tooluse.hermes import parse_tool_turn
@@ -78,8 +78,8 @@ class BfclHermesProtocol(ToolUseProtocol):
         """The OpenAI tools offered at the start of ``task`` (held-out functions excluded)."""
         if not isinstance(task.payload, BfclEntry):
             raise ValueError(f"bfcl protocol: task {task.info.id!r} carries no BFCL entry")
-        offered, _ = entry_function_docs(task.payload)
-        return openai_tools(offered)
+        offered, _ = entry_tools(task.payload)
+        return json.loads(json.dumps(offered))
 
     def prefix_messages(self, task: EnvTask) -> list[Message]:
         parts = [self.system_prompt] if self.system_prompt else []

@@ -10,6 +10,7 @@ the result against BFCL's own source, compiled from the installed package.
 from __future__ import annotations
 
 import copy
+from functools import cache
 from typing import Any
 
 PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
@@ -71,6 +72,25 @@ def openai_tools(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return tools
 
 
+@cache
+def class_tools(class_name: str) -> tuple[dict[str, Any], ...]:
+    """``openai_tools`` of one backend class's docs, computed once (read-only: shared).
+
+    Args:
+        class_name: a backend class such as ``"MathAPI"``.
+
+    Returns:
+        The class's tool definitions.
+
+    Example:
+        >>> class_tools("MathAPI")[0]["function"]["name"]
+        'absolute_value'
+    """
+    from prefbuild.envs.bfcl.data import class_function_docs
+
+    return tuple(openai_tools(class_function_docs(class_name)))
+
+
 def validation_schema(tool: dict[str, Any]) -> dict[str, Any]:
     """The JSON Schema a call's arguments must satisfy: the tool's parameters, with unknown
     argument names rejected (BFCL's docs list every parameter a backend method takes).
@@ -89,3 +109,28 @@ def validation_schema(tool: dict[str, Any]) -> dict[str, Any]:
     schema = copy.deepcopy(tool["function"]["parameters"])
     schema["additionalProperties"] = False
     return schema
+
+
+def entry_tools(entry: Any) -> tuple[list[dict[str, Any]], dict[int, list[dict[str, Any]]]]:
+    """The tools offered from the first turn and those revealed later (``entry_function_docs``
+    converted, in BFCL's order); the definitions are shared and must not be mutated.
+
+    Args:
+        entry: a ``data.BfclEntry``.
+
+    Returns:
+        ``(offered tools, {turn index: tools revealed at that turn})``.
+
+    Example:
+        >>> from prefbuild.envs.bfcl.data import load_entries
+        >>> offered, later = entry_tools(load_entries("miss_func")[0])
+        >>> [tool["function"]["name"] for tool in later[3]]
+        ['sort']
+    """
+    from prefbuild.envs.bfcl.data import entry_function_docs
+
+    by_name = {tool["function"]["name"]: tool for name in entry.involved_classes for tool in class_tools(name)}
+    offered, held_out = entry_function_docs(entry)
+    return [by_name[doc["name"]] for doc in offered], {
+        turn: [by_name[doc["name"]] for doc in docs] for turn, docs in held_out.items()
+    }
