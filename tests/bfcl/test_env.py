@@ -110,7 +110,7 @@ def test_authentication_hint_names_the_login_function() -> None:
     assert raw  # the real scenario
     env._backend.instances["TwitterAPI"].authenticated = False
     result = env.step(call("post_tweet", content="hello"))
-    assert "call authenticate_twitter" in result.observation
+    assert result.observation.endswith("call authenticate_twitter.")
 
 
 def test_force_quit_after_bfcls_step_limit() -> None:
@@ -137,3 +137,13 @@ def test_protocol_shows_task_tools_and_ends_turn_on_text() -> None:
     broken = protocol.parse("<tool_call>{not json")
     assert broken.action is not None and not broken.format_ok and not broken.final
     assert env.step(broken.action).info["verdict"]["turn"] == 0
+
+
+def test_precondition_hint_points_to_the_functions_that_fix_it() -> None:
+    entry = next(entry for entry in load_entries("base") if "VehicleControlAPI" in entry.involved_classes)
+    env = BfclEnv(hints="actionable")
+    env.reset(task_of(entry))
+    result = env.step(call("startEngine", ignitionMode="START"))
+    assert result.observation.startswith('{"error": "Brake pedal needs to be pressed when starting the engine."}')
+    assert "pressBrakePedal" in result.observation and result.facts.tools[0].hinted
+    assert env.offered_functions == sorted(env.offered_functions) and "pressBrakePedal" in env.offered_functions

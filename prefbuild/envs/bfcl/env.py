@@ -86,6 +86,7 @@ class BfclEnv(Env):
     """
 
     name: ClassVar[str] = "bfcl"
+    task_types: ClassVar[tuple[str, ...]] = CATEGORIES
     protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": BfclHermesProtocol, "python": BfclPythonProtocol}
 
     def __init__(self, hints: HintMode = "off", max_steps_per_turn: int = MAX_STEPS_PER_TURN) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -116,11 +117,30 @@ def execution_error_hint(
         if state:
             return f"Hint: {state} Paths are relative to the current directory, one folder level at a time."
     if any(marker in lowered for marker in AUTH_MARKERS):
-        logins = [name for name in names if any(marker in name for marker in ("login", "authenticate"))]
+        logins = [
+            name
+            for name in names
+            if any(marker in name for marker in ("login", "authenticate")) and "status" not in name
+        ]
         if logins:
             return f"Hint: this needs an authenticated session first; call {' or '.join(logins)}."
     if "not found" in lowered or "no such" in lowered or "not present" in lowered:
         lookups = [name for name in names if name.startswith(LOOKUP_PREFIXES)]
         if lookups:
             return f"Hint: look up valid values first with {', '.join(lookups)}."
-    return f"Hint: check the preconditions and arguments; valid call: {signature(tool)}."
+    related = _related_functions(error, names, tool["function"]["name"])
+    helpers = f" Functions that may help: {', '.join(related)}." if related else ""
+    described = tool["function"].get("description", "").split("Tool description: ", 1)[-1]
+    described = described.split(" Note that the provided function is in ", 1)[0]
+    return f"Hint: check the preconditions and arguments.{helpers} Valid call: {signature(tool)}: {described}".rstrip()
+
+
+def _words(text: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return {word for word in re.split(r"[^a-z]+", spaced.lower()) if len(word) >= 4}
+
+
+def _related_functions(error: str, names: Iterable[str], called: str) -> list[str]:
+    """Functions whose names share a word with the error ("Brake pedal ..." -> pressBrakePedal)."""
+    wanted = _words(error)
+    return [name for name in names if name != called and wanted & _words(name)]
