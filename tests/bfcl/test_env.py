@@ -147,3 +147,22 @@ def test_precondition_hint_points_to_the_functions_that_fix_it() -> None:
     assert result.observation.startswith('{"error": "Brake pedal needs to be pressed when starting the engine."}')
     assert "pressBrakePedal" in result.observation and result.facts.tools[0].hinted
     assert env.offered_functions == sorted(env.offered_functions) and "pressBrakePedal" in env.offered_functions
+
+
+def test_replay_from_the_task_record_keeps_the_hint_setting() -> None:
+    from prefbuild.pairs.replay import task_for
+    from prefbuild.records import EnvInfo, Outcome, StopReason, TeacherInfo, Trajectory
+
+    task = next(BfclEnv(hints="actionable", max_steps_per_turn=5).tasks("test", 1, 2, ["base"]))
+    assert task.info.meta["hints"] == "actionable"
+    trajectory = Trajectory(
+        id="t",
+        task=task.info,
+        env=EnvInfo(name="bfcl", protocol="hermes"),
+        teacher=TeacherInfo(backend="scripted", model="m"),
+        outcome=Outcome(success=False, stop_reason=StopReason.max_steps),
+    )
+    env = BfclEnv()  # replays build the env with default options
+    env.reset(task_for(trajectory))
+    assert (env.hints, env.max_steps_per_turn) == ("actionable", 5)
+    assert env.step(call("mkdirs")).facts.tools[0].hinted

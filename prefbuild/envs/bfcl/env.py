@@ -53,18 +53,21 @@ def new_functions_turn(tools: list[dict[str, Any]]) -> str:
     return f"<tools>\n{lines}\n</tools>\n{DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC}"
 
 
-def task_of(entry: BfclEntry, seed: int | None = None) -> EnvTask:
+def task_of(entry: BfclEntry, seed: int | None = None, options: dict[str, Any] | None = None) -> EnvTask:
     """The ``EnvTask`` for a BFCL entry.
 
     Args:
         entry: the BFCL task.
         seed: the sampling seed that chose it.
+        options: env options the episode is played with (``hints``, ``max_steps_per_turn``);
+            recorded in ``info.meta`` so a replay from the trajectory alone plays it the same way.
 
     Returns:
         The task; ``info.type`` is the category, ``info.goal`` the first question.
     """
     first = " ".join(message.content for message in entry.question[0])
     meta = {"category": entry.category, "involved_classes": list(entry.involved_classes), "turns": len(entry.question)}
+    meta.update(options or {})
     info = TaskInfo(id=entry.id, type=entry.category, goal=first, split=SPLIT, seed=seed, meta=meta)
     return EnvTask(info=info, payload=entry)
 
@@ -121,13 +124,18 @@ class BfclEnv(Env):
             raise ValueError(f"bfcl env: unknown task types {unknown}; known: {', '.join(CATEGORIES)}")
         entries = [entry for category in categories for entry in load_entries(category)]
         random.Random(seed).shuffle(entries)
+        options = {"hints": self.hints, "max_steps_per_turn": self.max_steps_per_turn}
         for entry in entries[:n]:
-            yield task_of(entry, seed)
+            yield task_of(entry, seed, options)
 
     # -- episode --------------------------------------------------------------------------
 
     def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
+        """Start ``task``; options recorded in its ``info.meta`` (by ``tasks``) win over the
+        constructor's, so replaying a recorded trajectory gives the same tool results."""
         entry = task.payload if isinstance(task.payload, BfclEntry) else self._entry_by_id(task.info.id)
+        self.hints = task.info.meta.get("hints", self.hints)
+        self.max_steps_per_turn = int(task.info.meta.get("max_steps_per_turn", self.max_steps_per_turn))
         offered, held_out = entry_tools(entry)
         self._entry = entry
         self._held_out = held_out
