@@ -59,3 +59,27 @@ def test_held_out_functions_are_removed_as_bfcl_does() -> None:
         offered, later = entry_function_docs(entry)
         assert offered == raw["function"]
         assert {int(turn): docs for turn, docs in raw["missed_function"].items()} == later
+
+
+def test_ground_truth_calls_fit_the_tool_schemas_but_one_task() -> None:
+    """Why hints never block a call: one ground-truth call passes a string where the doc says integer
+    (and the backend accepts it), so schema checks only shape the hint of a call that failed."""
+    from prefbuild.envs.bfcl.backend import BfclBackend
+    from prefbuild.envs.bfcl.calls import parse_python_calls
+    from prefbuild.envs.bfcl.data import load_ground_truth
+
+    misfits = []
+    for entry in load_entries("base"):
+        backend = BfclBackend(entry)
+        for turn in load_ground_truth("base")[entry.id].ground_truth:
+            for text in turn:
+                problem = backend.schema_problem(parse_python_calls(text)[0])
+                if problem:
+                    misfits.append((entry.id, text, problem))
+    assert misfits == [
+        (
+            "multi_turn_base_173",
+            "close_ticket(ticket_id='ticket_001')",
+            "ticket_id: 'ticket_001' is not of type 'integer'",
+        )
+    ]

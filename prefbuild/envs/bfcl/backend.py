@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 import jsonschema
+import jsonschema.exceptions
 
 from prefbuild.envs.bfcl.calls import CallRejected, CallSpec, parse_python_calls
 from prefbuild.envs.bfcl.data import BfclEntry
@@ -71,6 +72,13 @@ def bfcl_result_text(value: Any) -> str:
         except (TypeError, ValueError):
             return str(value)
     return str(value)
+
+
+@cache
+def _validator(class_name: str, name: str) -> jsonschema.protocols.Validator:
+    """The argument validator of one documented function (built once)."""
+    tool = next(tool for tool in class_tools(class_name) if tool["function"]["name"] == name)
+    return jsonschema.Draft202012Validator(validation_schema(tool))
 
 
 @cache
@@ -202,13 +210,13 @@ class BfclBackend:
         """
         try:
             arguments = self.named_arguments(call)
-            jsonschema.validate(arguments, validation_schema(self.tools[call.name]))
         except TypeError as error:
             return str(error)
-        except jsonschema.ValidationError as error:
-            where = ".".join(str(part) for part in error.absolute_path) or "arguments"
-            return f"{where}: {error.message}"
-        return None
+        error = jsonschema.exceptions.best_match(_validator(self.owner[call.name], call.name).iter_errors(arguments))
+        if error is None:
+            return None
+        where = ".".join(str(part) for part in error.absolute_path) or "arguments"
+        return f"{where}: {error.message}"
 
     def _hint(self, call: CallSpec, error: str) -> str | None:
         if not self.hints:
