@@ -51,13 +51,13 @@ class Filters:
 
     def pair(self, pair: Pair) -> bool:
         return (
-            (self.reason is None or (pair.reason is not None and pair.reason.value == self.reason))
+            (self.reason is None or (pair.reason is not None and pair.reason == self.reason))
             and (self.strategy is None or pair.strategy == self.strategy)
             and (self.task_type is None or pair.source.task_type == self.task_type)
         )
 
     def trajectory(self, trajectory: Trajectory) -> bool:
-        return (self.reason is None or any(label.mode.value == self.reason for label in trajectory.labels)) and (
+        return (self.reason is None or any(label.mode == self.reason for label in trajectory.labels)) and (
             self.task_type is None or trajectory.task.type == self.task_type
         )
 
@@ -106,7 +106,7 @@ def _messages_text(messages: Iterable[Message], terms: list[str], style: str) ->
 def render_pair(pair: Pair) -> RenderableType:
     """One pair: header, last observation, chosen and rejected side by side, evidence highlighted."""
     terms = highlight_terms(pair.evidence)
-    reason = pair.reason.value if pair.reason else "none"
+    reason = pair.reason if pair.reason else "none"
     header = Text.assemble(
         (pair.id, "bold"), "  ", (f"reason={reason}", "bold red"), f"  strategy={pair.strategy}  split={pair.split}",
         f"  task={pair.source.task_id} ({pair.source.task_type or 'unknown'})  env={pair.source.env}",
@@ -163,12 +163,12 @@ def render_trajectory(trajectory: Trajectory) -> RenderableType:
         if step.feedback:
             table.add_row("feedback", Text(_clip(step.feedback)))
         for label in step.labels:
-            marker = Text(f"⚑ {label.mode.value} ({label.confidence:.2f}, {label.labeler}): ", style="bold red")
+            marker = Text(f"⚑ {label.mode} ({label.confidence:.2f}, {label.labeler}): ", style="bold red")
             evidence = Text(label.evidence)
             evidence.highlight_words(terms, style="bold yellow")
             table.add_row("label", marker + evidence)
         style = "red" if step.labels else "white"
-        title = f"step {step.index}" + ("  ⚑ " + ", ".join(label.mode.value for label in step.labels)
+        title = f"step {step.index}" + ("  ⚑ " + ", ".join(label.mode for label in step.labels)
                                         if step.labels else "")
         parts.append(Panel(table, title=title, title_align="left", border_style=style))
     return Group(*parts)

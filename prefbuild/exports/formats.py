@@ -74,7 +74,7 @@ def roundwise_reason(reason: FailureMode | str | None) -> str | None:
     """A failure mode in the seed datasets' vocabulary (``premature_success`` -> ``task_succeeded_negative``)."""
     if reason is None:
         return None
-    value = reason.value if isinstance(reason, FailureMode) else str(reason)
+    value = reason if isinstance(reason, FailureMode) else str(reason)
     return ROUNDWISE_REASONS.get(value, value)
 
 
@@ -94,7 +94,7 @@ def trl_row(pair: Pair) -> dict[str, Any]:
         "chosen": [message_dict(m) for m in pair.chosen],
         "rejected": [message_dict(m) for m in pair.rejected],
         "id": pair.id,
-        "reason": pair.reason.value if pair.reason is not None else None,
+        "reason": pair.reason if pair.reason is not None else None,
     }
 
 

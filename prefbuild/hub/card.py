@@ -120,7 +120,7 @@ def sample_pair_markdown(pair: Pair) -> str:
     shown = {
         "id": pair.id,
         "strategy": pair.strategy,
-        "reason": pair.reason.value if pair.reason else None,
+        "reason": pair.reason if pair.reason else None,
         "evidence": pair.evidence,
         "prompt (last turn)": {"role": pair.prompt[-1].role.value, "content": _clip(pair.prompt[-1].content)},
         "prompt turns": len(pair.prompt),

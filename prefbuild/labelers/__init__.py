@@ -164,7 +164,7 @@ def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Tra
                     f"labeler {labeler.tag} labelled step {label.step} of trajectory {trajectory.id!r}, "
                     f"which has {len(trajectory.steps)} steps"
                 )
-            key = (label.mode.value, label.step, label.labeler)
+            key = (label.mode, label.step, label.labeler)
             if key not in seen:
                 seen.add(key)
                 by_step[label.step].append(label)

@@ -131,8 +131,8 @@ def token_count(text: str) -> int:
 
 
 def step_won(trajectory: Trajectory, step: Step) -> bool:
-    """The env reported the goal met at this step (``info['won']``, or the final step of a success)."""
-    if step.info.get("won") is True:
+    """The env reported the goal met at this step (``facts.won``, or the final step of a success)."""
+    if step.facts.won is True:
         return True
     return trajectory.outcome.success and step.index == len(trajectory.steps) - 1
 

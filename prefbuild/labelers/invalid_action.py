@@ -6,7 +6,7 @@ snaps an inadmissible command to the closest admissible one by BLEU, so the env 
 "Nothing happens." and a hallucinated ``take knife 3 from drawer 9`` runs as some other
 command. Hence three more checks on what the agent *wrote*:
 
-* it differs from the command the harness executed (``info['executed_action']``);
+* it differs from the command the harness executed (``facts.executed_action``);
 * it is not among the admissible commands, where they were recorded;
 * it names an object or receptacle the agent has never been shown, or uses an object it
   does not hold (``put``/``heat``/``cool``/``clean``/``examine`` of something not in hand).
@@ -96,13 +96,13 @@ class InvalidActionLabeler(ConfiguredLabeler):
             return None
         reasons: list[str] = []
         confidence = 0.0
-        executed = step.info.get("executed_action")
+        executed = step.facts.executed_action
         snapped = (
             self.config["executed_mismatch"]
             and isinstance(executed, str)
             and canonical_command(executed) not in (None, written)
         )
-        admissible = step.info.get("admissible_commands")
+        admissible = step.facts.admissible
         if step.valid is False:
             reasons.append("the env rejected the action")
             confidence = 0.95

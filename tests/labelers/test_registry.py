@@ -33,7 +33,7 @@ def test_builtins_are_registered_under_their_names() -> None:
     found = available_labelers()
     for name in ("loop", "premature_success", "implausible_location", "verbose_filler", "format_violation"):
         assert found[name].name == name
-    assert found["invalid_action"].mode is FailureMode.invalid_action
+    assert found["invalid_action"].mode == FailureMode.invalid_action
 
 
 def test_defaults_for_household_exclude_sql_only_labelers() -> None:
@@ -46,7 +46,7 @@ def test_sql_specific_labelers_replace_generic_ones_on_sql() -> None:
     labelers = build_labelers(None, env="sql")
     modes = [labeler.mode for labeler in labelers]
     assert len(modes) == len(set(modes)), "one labeler per failure mode"
-    loop = next(labeler for labeler in labelers if labeler.mode is FailureMode.loop)
+    loop = next(labeler for labeler in labelers if labeler.mode == FailureMode.loop)
     assert loop.envs == ("sql",)
     assert {"verbose_filler", "format_violation"} <= {labeler.name for labeler in labelers}
     assert "invalid_action" not in {labeler.name for labeler in labelers}
