@@ -40,7 +40,7 @@ def main() -> None:
             started = time.perf_counter()
             reference = bfcl_verdict(entry, episode)["valid"]
             reference_seconds += time.perf_counter() - started
-            ours = bool(episode.last.info["won"])
+            ours = bool(episode.last.won)
             won += ours
             accepted += reference
             steps += len(episode.results)

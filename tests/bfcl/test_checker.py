@@ -21,9 +21,9 @@ def test_verdict_agrees_with_bfcl_checker(category: str, mode: str) -> None:
     for index, entry in enumerate(load_entries(category)[:SLICE]):
         episode = play(BfclEnv(hints="actionable"), entry, mistake_policy(mode, at=index % 3, seed=index))
         reference = bfcl_verdict(entry, episode)
-        assert episode.last.info["won"] == reference["valid"], (entry.id, reference.get("error_type"))
+        assert episode.last.won == reference["valid"], (entry.id, reference.get("error_type"))
         verdicts.append(reference["valid"])
-        if not episode.last.info["won"]:
+        if not episode.last.won:
             assert episode.last.facts.progress < 1.0
     if mode == "skipped_call":
         # A skipped ground-truth call always leaves its turn unfinished.
@@ -38,4 +38,4 @@ def test_guessing_instead_of_asking_costs_progress_not_bfcl_success() -> None:
     guessed = [verdict for verdict in verdicts if verdict["error_type"] == irrelevance]
     assert len(guessed) == 1 and not guessed[0]["scored"]
     assert episode.last.facts.progress == pytest.approx(1 - 1 / len(entry.question))
-    assert episode.last.info["won"] == bfcl_verdict(entry, episode)["valid"]
+    assert episode.last.won == bfcl_verdict(entry, episode)["valid"]

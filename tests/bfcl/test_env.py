@@ -120,7 +120,7 @@ def test_force_quit_after_bfcls_step_limit() -> None:
     results = [env.step(call("pwd")) for _ in range(3)]
     assert [result.done for result in results] == [False, False, True]
     assert results[-1].facts.stop == "force quit: 3 steps in turn 0"
-    assert env.step(call("pwd")).info["valid"] is False
+    assert env.step(call("pwd")).valid is False
 
 
 def test_protocol_shows_task_tools_and_ends_turn_on_text() -> None:

@@ -22,7 +22,7 @@ def test_expert_succeeds_on_a_slice_as_bfcl_scores_it(category: str, hints: str)
     for entry in load_entries(category)[:SLICE]:
         env = BfclEnv(hints=hints)
         episode = play(env, entry, expert_policy)
-        assert episode.last.info["won"], (entry.id, episode.last.observation)
+        assert episode.last.won, (entry.id, episode.last.observation)
         assert episode.last.facts.won is True
         assert episode.last.facts.progress == 1.0
         assert all(not fact.hinted for result in episode.results for fact in result.facts.tools)
@@ -34,7 +34,7 @@ def test_the_known_exception_fails_for_the_stated_reason() -> None:
     entry = next(entry for entry in load_entries("miss_func") if entry.id in KNOWN_EXCEPTIONS)
     assert "tail" in entry.missed_function["3"]
     episode = play(BfclEnv(), entry, expert_policy)
-    assert not episode.last.info["won"]
+    assert not episode.last.won
     failed = [fact for result in episode.results for fact in result.facts.tools if not fact.ok]
     assert [(fact.name, fact.error) for fact in failed] == [("tail", "name 'tail' is not defined")]
     # BFCL's checker, which runs the unrevealed function, accepts the same calls.

@@ -59,7 +59,7 @@ def test_expert_turns_survive_render_and_parse(protocol, category: str) -> None:
             assert parsed.format_ok and not parsed.final, (entry.id, parsed.problems)
             assert json.loads(parsed.action).keys() == json.loads(action).keys()
             result = env.step(parsed.action)
-        assert result.info["won"], entry.id
+        assert result.won, entry.id
 
 
 def test_python_protocol_reads_bad_call_text_as_a_message() -> None:

@@ -185,7 +185,8 @@ class BfclEnv(Env):
 
     def step(self, action: str) -> StepResult:
         if self._done or self._entry is None:
-            return StepResult("The episode is over.", 0.0, True, {"valid": False, "won": self._won})
+            facts = StepFacts(won=self._won, final=True, problems=["the episode is over"], progress=self.progress())
+            return StepResult("The episode is over.", 0.0, True, {"won": self._won}, facts=facts, valid=False)
         decoded = decode_action(action)
         if decoded.calls:
             return self._run_calls(decoded.calls, list(decoded.problems))
@@ -225,7 +226,7 @@ class BfclEnv(Env):
         messages = [reply.message for reply in replies]
         facts = [reply.facts for reply in replies]
         observation = joined_observation(replies)
-        info: dict[str, Any] = {"valid": all(fact.ok for fact in facts), "won": False, "turn": self._turn}
+        info: dict[str, Any] = {"won": False, "turn": self._turn}
         stop = None
         if self._turn_steps >= self.max_steps_per_turn:
             # BFCL force-quits a turn after MAXIMUM_STEP_LIMIT steps and fails the whole entry.
@@ -234,14 +235,14 @@ class BfclEnv(Env):
             info["stop"] = stop
         step_facts = StepFacts(
             won=False,
-            executed_action=_call_texts(calls),
             problems=problems,
             stop=stop,
             progress=self.progress(),
             tools=facts,
             final=self._done,
         )
-        return StepResult(observation, 0.0, self._done, info, facts=step_facts, messages=messages)
+        valid = all(fact.ok for fact in facts)
+        return StepResult(observation, 0.0, self._done, info, facts=step_facts, valid=valid, messages=messages)
 
     def _end_turn(self, problems: list[str]) -> StepResult:
         verdict = self._checker.check(self._turn, self._backend, self._turn_results)
@@ -250,7 +251,7 @@ class BfclEnv(Env):
         self._turn_steps = 0
         self._turn_results = []
         self._expert_done = 0
-        info: dict[str, Any] = {"valid": True, "turn": self._turn - 1, "verdict": verdict.__dict__}
+        info: dict[str, Any] = {"turn": self._turn - 1, "verdict": verdict.__dict__}
         assert self._entry is not None
         if self._turn >= len(self._entry.question):
             self._done = True
@@ -262,11 +263,12 @@ class BfclEnv(Env):
                 if self._won
                 else f"Not all requests were handled: {_failures(self._verdicts)}"
             )
-            return StepResult(observation, 1.0 if self._won else 0.0, True, info, facts=facts, messages=[])
+            return StepResult(observation, 1.0 if self._won else 0.0, True, info, facts=facts, valid=True, messages=[])
         question = self._question(self._turn)
         info.update(won=False, tools=self.current_tools() if self._turn in self._held_out else None)
         facts = StepFacts(won=False, problems=problems, progress=self.progress())
-        return StepResult(question, 0.0, False, info, facts=facts, messages=[Message(role=Role.user, content=question)])
+        user_turn = [Message(role=Role.user, content=question)]
+        return StepResult(question, 0.0, False, info, facts=facts, valid=True, messages=user_turn)
 
     # -- expert and progress --------------------------------------------------------------
 
@@ -357,10 +359,6 @@ class BfclEnv(Env):
     def hinted_turns(self) -> list[int]:
         """User turns in which at least one tool result carried a hint."""
         return sorted(self._hinted_turns)
-
-
-def _call_texts(calls: list[ToolCall]) -> str:
-    return "; ".join(f"{call.function.name}({call.function.arguments})" for call in calls)
 
 
 def _failures(verdicts: list[TurnVerdict]) -> str:
