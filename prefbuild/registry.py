@@ -47,6 +47,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "sql": "prefbuild.envs.sql.env:SqlEnv",
         "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
         "code": "prefbuild.envs.code.env:CodeEnv",
+        "bfcl": "prefbuild.envs.bfcl.env:BfclEnv",
     },
     "teachers": {
         "openai": "prefbuild.teachers.factories:openai_teacher",

@@ -56,7 +56,9 @@ def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: s
             raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
     if task.info.id != info.id:
         raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
-    return task
+    # The recorded TaskInfo, not the regenerated one: its meta may carry the env options the
+    # episode ran with (e.g. bfcl's hints), which a default-constructed env cannot know.
+    return EnvTask(info=info, payload=task.payload)
 
 
 def task_for(trajectory: Trajectory) -> EnvTask:
