@@ -47,8 +47,9 @@ def run_pipeline(
 ) -> PipelineSummary:
     """Generate, label, pair, export and report; returns where things are and the exit code."""
     from prefbuild.cli.analysis import report_command
+    from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
-    from prefbuild.cli.pair import export_command, pair_command
+    from prefbuild.cli.pair import pair_command
 
     result = generate(loaded, out=out, shard=shard, limit=limit, quiet=quiet, new=new)
     if not quiet:

@@ -1,8 +1,8 @@
 """Click commands ``publish``, ``inspect``, ``stats`` and ``report``.
 
 Each command is usable on its own (``CliRunner`` in tests, ``main.add_command`` in the CLI):
-errors a user can fix (a bad record at ``file:line``, an unreachable Hub) become one
-``Error:`` line and exit code 1, never a traceback.
+errors a user can fix (a bad record at ``file:line``, an unreachable Hub, a missing file)
+become one ``error:`` line on stderr and exit code 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -25,14 +25,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def user_errors(command: F) -> F:
-    """Turn prefbuild's located errors into a one-line ``click`` error (exit code 1)."""
+    """Turn prefbuild's located errors into one ``error: ...`` line and exit code 1 (as the main group does)."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
         except (PrefbuildError, RecordError) as error:
-            raise click.ClickException(str(error)) from None
+            click.secho(f"error: {error}", fg="red", err=True)
+            sys.exit(getattr(error, "exit_code", 1))
 
     return wrapper  # type: ignore[return-value]
 
@@ -59,6 +60,7 @@ def publish_command(dataset_dir: Path, repo_id: str, private: bool, revision: st
     """Publish a dataset directory (from `prefbuild export`) to the Hugging Face Hub.
 
     Pushes data, card and recipe in one commit. Card metadata already on the Hub is kept.
+    A dataset older than the pairs it was exported from is refused (export again first).
     The token comes from HF_TOKEN or `hf auth login`; a failed push changes nothing and can be
     rerun.
 
@@ -139,7 +141,10 @@ def render_stats(stats: dict[str, Any], console: Console) -> None:
         console.rule(f"trajectories: {trajectory['trajectories']} episodes of {trajectory['tasks']} tasks")
         passes = "  ".join(f"{k}={v:.1%}" for k, v in trajectory["pass_at_k"].items())
         console.print(f"success rate {trajectory['success_rate']:.1%}  {passes}")
+        if trajectory.get("simulated"):
+            console.print("[yellow]simulated data: episodes of the scripted teacher (no model) are included[/]")
         for title, key in (("by split", "by_split"), ("stop reasons", "by_stop_reason"),
+                           ("teacher backends", "by_teacher_backend"),
                            ("success by task type", "success_by_task_type"),
                            ("success by teacher model", "success_by_teacher_model"),
                            ("labels by failure mode", "labels_by_mode"),
@@ -173,7 +178,8 @@ def render_stats(stats: dict[str, Any], console: Console) -> None:
 def stats_command(path: Path, as_json: bool, tokenizer: Path | None) -> None:
     """Counts by reason, strategy, split and task type; success and pass@k; token lengths.
 
-    PATH is a trajectory or pair .jsonl file, or a run directory (every .jsonl below it).
+    PATH is a trajectory or pair .jsonl file, or a run directory (its labelled trajectories, or the
+    raw ones before labelling, and its pairs: each episode counted once).
 
     \b
     Examples:

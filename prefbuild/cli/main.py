@@ -243,8 +243,9 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
 def _register_stage_commands() -> None:
     from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.cli.envs import envs
+    from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
-    from prefbuild.cli.pair import export_command, pair_command
+    from prefbuild.cli.pair import pair_command
     from prefbuild.cli.teachers import models_command, serve_command
 
     main.add_command(envs)

@@ -9,8 +9,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from prefbuild.cli.export import export_command
 from prefbuild.cli.main import PrefbuildGroup
-from prefbuild.cli.pair import export_command, pair_command
+from prefbuild.cli.pair import pair_command
 from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.records import Pair
 from tests.pairs.household import cached
