@@ -29,6 +29,7 @@ from rich.text import Text
 
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import detect_kind, read_records
+from prefbuild.io.rundir import run_record_files
 from prefbuild.records import FailureMode, Message, Pair, Trajectory
 
 T = TypeVar("T")
@@ -197,10 +198,37 @@ def render_trajectory(trajectory: Trajectory) -> RenderableType:
     return Group(*parts)
 
 
-def _records(path: Path, kind: str, filters: Filters) -> Iterator[Pair] | Iterator[Trajectory]:
+def _records(paths: list[Path], kind: str, filters: Filters) -> Iterator[Pair] | Iterator[Trajectory]:
     if kind == "pair":
-        return (pair for pair in read_records(path, Pair) if filters.pair(pair))
-    return (trajectory for trajectory in read_records(path, Trajectory) if filters.trajectory(trajectory))
+        return (pair for path in paths for pair in read_records(path, Pair) if filters.pair(pair))
+    return (trajectory for path in paths for trajectory in read_records(path, Trajectory)
+            if filters.trajectory(trajectory))
+
+
+def inspect_sources(path: str | os.PathLike[str]) -> tuple[str, list[Path]]:
+    """``(kind, files)`` that ``inspect`` shows for ``path``.
+
+    A record file is shown as it is. A run directory shows its pairs if it has any, else its
+    episodes (labelled if present, else raw: ``prefbuild.io.rundir.run_record_files``).
+
+    Raises:
+        PrefbuildError: the path does not exist, or the directory holds no records.
+
+    Example:
+        >>> inspect_sources("runs/simulate")  # doctest: +SKIP
+        ('pair', [PosixPath('runs/simulate/pairs.jsonl')])
+    """
+    target = Path(path)
+    if target.is_dir():
+        files = run_record_files(target)
+        if files.pairs is not None:
+            return "pair", [files.pairs]
+        if files.trajectories:
+            return "trajectory", list(files.trajectories)
+        raise PrefbuildError(f"{target}: the run directory holds no trajectory or pair records yet")
+    if not target.is_file():
+        raise PrefbuildError(f"{target}: no such file or directory")
+    return detect_kind(target), [target]
 
 
 def inspect_file(
@@ -212,28 +240,36 @@ def inspect_file(
     seed: int | None = None,
     pager: bool | None = None,
 ) -> int:
-    """Print ``n`` matching records of a pair or trajectory file; returns how many matched.
+    """Print ``n`` matching records of a pair or trajectory file (or of a run directory).
 
-    ``pager=None`` pages only when the console is a terminal.
+    Args:
+        path: a pair or trajectory ``.jsonl`` file, or a run directory (see ``inspect_sources``).
+        console: where to print.
+        filters: which records to show.
+        n: how many to show.
+        seed: sample at random with this seed; ``None`` shows the first ``n``.
+        pager: page the output; ``None`` pages only when the console is a terminal.
+
+    Returns:
+        How many records matched the filters.
+
+    Example:
+        >>> inspect_file("runs/simulate/pairs.jsonl", Console(), n=1, pager=False)  # doctest: +SKIP
+        20
     """
-    target = Path(path)
-    if target.is_dir():
-        raise PrefbuildError(f"{target}: is a directory; give one trajectory or pair .jsonl file")
-    if not target.is_file():
-        raise PrefbuildError(f"{target}: no such file")
-    kind = detect_kind(target)
+    kind, paths = inspect_sources(path)
     filters.check(kind)
-    chosen, matched = sample(_records(target, kind, filters), n, seed)
+    chosen, matched = sample(_records(paths, kind, filters), n, seed)
     render: Callable[..., RenderableType] = render_pair if kind == "pair" else render_trajectory
     blocks: list[RenderableType] = []
     plural = "pairs" if kind == "pair" else "trajectories"
-    shown = f"{len(chosen)} of {matched} matching {plural} in {target}"
-    blocks.append(Rule(shown, style="dim"))
+    where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} files under {path}"
+    blocks.append(Rule(f"{len(chosen)} of {matched} matching {plural} in {where}", style="dim"))
     for record in chosen:
         blocks.append(render(record))
         blocks.append(Rule(style="dim"))
     if not chosen:
-        blocks.append(Text(f"no {kind} in {target} matches the filters", style="yellow"))
+        blocks.append(Text(f"no {kind} in {where} matches the filters", style="yellow"))
     use_pager = console.is_terminal if pager is None else pager
     if use_pager:
         with console.pager(styles=True):

@@ -104,6 +104,9 @@ def inspect_command(file: Path, reason: str | None, strategy: str | None, task_t
                     seed: int | None, pager: bool | None) -> None:
     """Show pairs side by side, or trajectories step by step, in the terminal.
 
+    FILE is a pair or trajectory .jsonl file, or a run directory (its pairs, or its episodes when
+    it has no pairs). Long texts are cut, saying how much was left out.
+
     \b
     Examples:
       prefbuild inspect runs/quickstart/pairs.jsonl --reason loop -n 5
