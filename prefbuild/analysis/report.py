@@ -26,6 +26,7 @@ from prefbuild.analysis.stats import (
     trajectory_stats,
 )
 from prefbuild.analysis.svg import bar_chart, histogram
+from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import atomic_write_text
 from prefbuild.records import Pair
@@ -88,8 +89,8 @@ SCRIPT = """
 """
 
 
-def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
+def _clip(text: str) -> str:
+    return clip(text, TEXT_LIMIT)
 
 
 def _reservoir(pairs: Iterable[Pair], keep: list[Pair], limit: int, seed: int) -> Iterator[Pair]:
@@ -120,7 +121,7 @@ def _sample_html(pair: Pair) -> str:
     def turns(messages: Iterable[Any]) -> str:
         return "".join(f"<pre>[{m.role}] {escape(_clip(m.content))}</pre>" for m in messages)
 
-    evidence = f'<div class="evidence">{escape(pair.evidence)}</div>' if pair.evidence else ""
+    evidence = f'<div class="evidence">{escape(_clip(pair.evidence))}</div>' if pair.evidence else ""
     return (
         f'<article class="sample" data-reason="{escape(reason, quote=True)}" '
         f'data-strategy="{escape(pair.strategy, quote=True)}" data-task-type="{escape(task_type, quote=True)}" '

@@ -297,16 +297,20 @@ def record_files(path: str | os.PathLike[str]) -> dict[str, list[Path]]:
     return {"trajectory": [target] if kind == "trajectory" else [], "pair": [target] if kind == "pair" else []}
 
 
-def iter_pairs(paths: Iterable[Path]) -> Iterator[Pair]:
-    """Pairs of every file, streaming, in file order."""
+def iter_pairs(paths: Iterable[Path], *, strict: bool = False) -> Iterator[Pair]:
+    """Pairs of every file, streaming, in file order.
+
+    ``strict`` makes a cut-off last line an error (for exports: a dropped record must not go
+    unnoticed); otherwise it is skipped with a warning, as a killed writer leaves it.
+    """
     for path in paths:
-        yield from read_records(path, Pair)
+        yield from read_records(path, Pair, tolerate_truncated_tail=not strict)
 
 
-def iter_trajectories(paths: Iterable[Path]) -> Iterator[Trajectory]:
-    """Trajectories of every file, streaming, in file order."""
+def iter_trajectories(paths: Iterable[Path], *, strict: bool = False) -> Iterator[Trajectory]:
+    """Trajectories of every file, streaming, in file order (``strict`` as for ``iter_pairs``)."""
     for path in paths:
-        yield from read_records(path, Trajectory)
+        yield from read_records(path, Trajectory, tolerate_truncated_tail=not strict)
 
 
 def collect_stats(path: str | os.PathLike[str], count: TokenCounter = estimate_tokens) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from rich.columns import Columns
 from rich.console import Console, Group, RenderableType
@@ -27,6 +27,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import detect_kind, read_records
 from prefbuild.io.rundir import run_record_files
@@ -90,23 +91,6 @@ def highlight_terms(evidence: str | None) -> list[str]:
     if not evidence:
         return []
     return [first or second for first, second in _QUOTED.findall(evidence)]
-
-
-def clip(text: str, limit: int, *, keep: Literal["head", "tail"] = "head") -> str:
-    """``text`` cut to ``limit`` characters, saying how many were cut; ``keep`` picks the start or the end.
-
-    Example:
-        >>> clip("abcdef", 3)
-        'abc… [3 characters cut]'
-        >>> clip("abcdef", 3, keep="tail")
-        '[3 characters cut] …def'
-    """
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    if keep == "tail":
-        return f"[{cut:,} characters cut] …{text[-limit:]}"
-    return f"{text[:limit]}… [{cut:,} characters cut]"
 
 
 def _messages_text(messages: Iterable[Message], terms: list[str], style: str) -> Text:

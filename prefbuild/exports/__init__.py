@@ -17,10 +17,11 @@ from typing import Any
 
 from prefbuild.analysis.counters import Tally
 from prefbuild.analysis.passk import outcomes_by_task, pass_at_k_by_task
+from prefbuild.analysis.stats import iter_pairs, iter_trajectories
 from prefbuild.exports.base import ExportError, ExportFormat, format_names, get_format, to_rows
 from prefbuild.exports.dataset_dir import Files, write_dataset_dir, write_jsonl_dir
 from prefbuild.hub.card import CardInfo
-from prefbuild.io.jsonl import atomic_write_text, read_records
+from prefbuild.io.jsonl import atomic_write_text
 from prefbuild.io.rundir import is_run_dir, run_record_files, trajectory_teachers
 from prefbuild.records import Pair, Trajectory
 
@@ -53,18 +54,16 @@ class ExportSummary:
 def _pairs(paths: Sequence[Path], duplicates: Tally) -> Iterator[Pair]:
     """Pairs of every file, each id once (a pair file concatenated twice must not train twice)."""
     seen: set[str] = set()
-    for path in paths:
-        for pair in read_records(path, Pair, tolerate_truncated_tail=False):
-            if pair.id in seen:
-                duplicates.skip("duplicate_pair_id")
-                continue
-            seen.add(pair.id)
-            yield pair
+    for pair in iter_pairs(paths, strict=True):
+        if pair.id in seen:
+            duplicates.skip("duplicate_pair_id")
+            continue
+        seen.add(pair.id)
+        yield pair
 
 
 def _trajectories(paths: Sequence[Path]) -> Iterator[Trajectory]:
-    for path in paths:
-        yield from read_records(path, Trajectory, tolerate_truncated_tail=False)
+    return iter_trajectories(paths, strict=True)
 
 
 def _format_rows(export: ExportFormat, pair_files: Sequence[Path], trajectory_files: Sequence[Path], *,

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from prefbuild import __version__
+from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.records import EnvInfo, Pair, TeacherInfo
 
@@ -145,8 +146,8 @@ def _number(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _clip(text: str, limit: int = SAMPLE_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+def _clip(text: str) -> str:
+    return clip(text, SAMPLE_CHARS)
 
 
 def sample_pair_markdown(pair: Pair) -> str:

@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
+from prefbuild.analysis.text import clip
 from prefbuild.analysis.views import (
     MAX_STEPS,
     OBSERVATION_CHARS,
     OUTPUT_CHARS,
     Filters,
-    clip,
     highlight_terms,
     inspect_file,
     render_pair,
