@@ -29,6 +29,7 @@ from prefbuild.analysis.svg import bar_chart, histogram
 from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import atomic_write_text
+from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
 
 SAMPLE_LIMIT = 200
@@ -261,7 +262,5 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str], **op
     """Write the report of ``path`` to ``out`` atomically; returns ``out``."""
     html = build_report(path, **options)
     atomic_write_text(out, html)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(out, 0o666 & ~umask)  # a report is for sharing: ordinary file permissions, not mkstemp's 0600
+    make_shareable(out)  # a report is for sharing: ordinary file permissions, not mkstemp's 0600
     return Path(out)

@@ -22,6 +22,7 @@ from prefbuild.exports.base import ExportError, ExportFormat, format_names, get_
 from prefbuild.exports.dataset_dir import Files, write_dataset_dir, write_jsonl_dir
 from prefbuild.hub.card import CardInfo
 from prefbuild.io.jsonl import atomic_write_text
+from prefbuild.io.permissions import make_shareable
 from prefbuild.io.rundir import is_run_dir, run_record_files, trajectory_teachers
 from prefbuild.records import Pair, Trajectory
 
@@ -173,6 +174,7 @@ def export_dataset(
     if jsonl:
         summary.files = write_jsonl_dir(out, rows)
         atomic_write_text(out / STATS_NAME, stats_text)
+        make_shareable(out / STATS_NAME)
         return summary
     info = _card_info(recipe, out, trajectory_paths, pair_paths)
     summary.simulated = info.simulated

@@ -32,7 +32,8 @@ from prefbuild import registry
 from prefbuild.analysis.stats import pair_frame, pair_stats
 from prefbuild.exports.base import ExportError, get_format
 from prefbuild.hub.card import CARD_NAME, CardInfo, ConfigSummary, card_metadata, render_card, render_card_body
-from prefbuild.io.jsonl import JsonlWriter, atomic_path
+from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text
+from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
 
 DATA_DIR = "data"
@@ -200,12 +201,6 @@ def source_stamp(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return stamps
 
 
-def _private_umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
-
-
 def write_dataset_dir(
     out_dir: str | os.PathLike[str],
     rows: Rows,
@@ -294,7 +289,7 @@ def write_dataset_dir(
                                                  encoding="utf-8")
         files = sorted(str(p.relative_to(building)) for p in building.rglob("*")
                        if p.is_file() and not p.name.startswith("."))
-        building.chmod(0o777 & ~_private_umask())  # mkdtemp makes it private; the dataset is an ordinary directory
+        make_shareable(building)  # mkdtemp makes it private; the dataset is an ordinary directory
         _swap_into_place(building, target)
     finally:
         if building.exists():
@@ -330,6 +325,9 @@ def write_jsonl_dir(out_dir: str | os.PathLike[str], rows: Mapping[str, Mapping[
             files.setdefault(config, {})[split] = [path.relative_to(root).as_posix()]
     sidecars, _ = format_extras(files)
     for name, text in sidecars.items():
-        with atomic_path(root / name) as temporary:
-            temporary.write_text(text, encoding="utf-8")
+        atomic_write_text(root / name, text)
+    for config in files:
+        make_shareable(root / config)
+    for name in sidecars:
+        make_shareable(root / name)
     return files

@@ -14,6 +14,7 @@ from prefbuild.exports import export_dataset
 from prefbuild.exports.dataset_dir import SOURCES_NAME
 from prefbuild.hub.card import split_card
 from prefbuild.io.jsonl import RecordError
+from prefbuild.io.permissions import current_umask
 from tests.report.conftest import SIMULATED_TASKS, simulated_run  # noqa: F401 - the module fixture
 
 
@@ -48,6 +49,9 @@ def test_a_pair_id_twice_is_exported_once(simulated_run: Path, tmp_path: Path): 
     doubled = tmp_path / "pairs.jsonl"
     doubled.write_text(text + text)
     summary = export_dataset([doubled], tmp_path / "out", ["trl"], jsonl=True)
+    umask = current_umask()
+    for written in (tmp_path / "out" / "trl" / "train.jsonl", tmp_path / "out" / "stats.json"):
+        assert written.stat().st_mode & 0o777 == 0o666 & ~umask, written  # not mkstemp's 0600
     n_pairs = len(text.splitlines())
     assert sum(summary.formats["trl"]["rows"].values()) == n_pairs
     assert summary.formats["trl"]["skipped"] == {"duplicate_pair_id": n_pairs}
