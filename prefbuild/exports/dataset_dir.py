@@ -26,12 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from prefbuild import registry
 from prefbuild.analysis.stats import pair_frame, pair_stats
 from prefbuild.exports.base import ExportError, get_format
-from prefbuild.hub.card import CARD_NAME, CardInfo, ConfigSummary, card_metadata, render_card, render_card_body
+from prefbuild.hub.card import (
+    CARD_NAME,
+    CardInfo,
+    ConfigSummary,
+    card_metadata,
+    dump_yaml,
+    render_card,
+    render_card_body,
+)
 from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text
 from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
@@ -279,9 +285,7 @@ def write_dataset_dir(
         body = render_card_body(info, configs, stats, sample, snippets)
         (building / CARD_NAME).write_text(render_card(metadata, body), encoding="utf-8")
         if info.recipe is not None:
-            (building / RECIPE_NAME).write_text(
-                yaml.safe_dump(dict(info.recipe), sort_keys=False, allow_unicode=True), encoding="utf-8"
-            )
+            (building / RECIPE_NAME).write_text(dump_yaml(info.recipe), encoding="utf-8")
         for name, text in {**sidecars, **(extra_files or {})}.items():
             (building / name).write_text(text, encoding="utf-8")
         if sources:

@@ -13,8 +13,9 @@ from prefbuild.cli.main import main as cli
 from prefbuild.exports import export_dataset
 from prefbuild.exports.dataset_dir import SOURCES_NAME
 from prefbuild.hub.card import split_card
-from prefbuild.io.jsonl import RecordError
+from prefbuild.io.jsonl import RecordError, write_records
 from prefbuild.io.permissions import current_umask
+from tests.publish.factories import make_pairs
 from tests.report.conftest import SIMULATED_TASKS, simulated_run  # noqa: F401 - the module fixture
 
 
@@ -75,3 +76,19 @@ def test_missing_input_and_unknown_format_are_one_line_errors(tmp_path: Path):
     result = CliRunner().invoke(cli, ["export", str(tmp_path / "p.jsonl"), "-o", str(tmp_path / "o"),
                                       "--format", "axolotl"])
     assert result.exit_code == 2 and "unknown export format 'axolotl'; known: trl, roundwise" in result.output
+
+
+def test_a_huge_recipe_description_is_kept_in_recipe_yaml_and_cut_on_the_card(tmp_path: Path):
+    import yaml
+
+    from prefbuild.recipe import load_recipe
+
+    pairs = tmp_path / "pairs.jsonl"
+    write_records(pairs, make_pairs(4))
+    recipe = load_recipe("quickstart").resolved_dict()
+    recipe["description"] = "lorem ipsum " * 2_000_000  # 24 MB
+    export_dataset([pairs], tmp_path / "ds", ["trl"], recipe=recipe)
+    card = (tmp_path / "ds" / "README.md").read_text()
+    assert len(card) < 200_000 and "characters cut]" in card
+    written = yaml.load((tmp_path / "ds" / "recipe.yaml").read_text(), Loader=yaml.CSafeLoader)
+    assert written["description"] == recipe["description"]
