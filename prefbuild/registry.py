@@ -61,7 +61,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "format_violation": "prefbuild.labelers.format_violation:FormatViolationLabeler",
         "invalid_action": "prefbuild.labelers.invalid_action:InvalidActionLabeler",
         "sql_error": "prefbuild.labelers.sql.labelers:SqlErrorLabeler",
-        "wrong_answer": "prefbuild.labelers.sql.labelers:WrongAnswerLabeler",
+        "wrong_answer": "prefbuild.labelers.sql.labelers:SqlWrongAnswerLabeler",
         "sql_premature_success": "prefbuild.labelers.sql.labelers:SqlPrematureSuccessLabeler",
         "sql_loop": "prefbuild.labelers.sql.labelers:SqlLoopLabeler",
     },

@@ -115,7 +115,7 @@ def _card(label: str, value: Any) -> str:
 
 
 def _sample_html(pair: Pair) -> str:
-    reason = str(pair.reason) if pair.reason else "none"
+    reason = pair.reason if pair.reason else "none"
     task_type = pair.source.task_type or "unknown"
     last = pair.prompt[-1]
 
@@ -231,7 +231,7 @@ def _samples_section(kept: list[Pair], total: int) -> str:
     kept = sorted(kept, key=lambda pair: pair.id)
     filters = (
         '<div class="filters">'
-        + _select("reason", "reason", (str(p.reason) if p.reason else "none" for p in kept))
+        + _select("reason", "reason", (p.reason if p.reason else "none" for p in kept))
         + _select("strategy", "strategy", (p.strategy for p in kept))
         + _select("task-type", "task type", (p.source.task_type or "unknown" for p in kept))
         + _select("split", "split", (p.split for p in kept))

@@ -92,7 +92,7 @@ def pair_row(pair: Pair, count: TokenCounter = estimate_tokens) -> dict[str, Any
     return {
         "id": pair.id,
         "strategy": pair.strategy,
-        "reason": str(pair.reason) if pair.reason else "none",
+        "reason": pair.reason if pair.reason else "none",
         "split": pair.split,
         "task_type": pair.source.task_type or "unknown",
         "task_id": pair.source.task_id,
@@ -166,7 +166,7 @@ def trajectory_frames(
                 "trajectory_id": trajectory.id,
                 "task_type": trajectory.task.type or "unknown",
                 "teacher_model": trajectory.teacher.model,
-                "mode": str(label.mode),
+                "mode": label.mode,
                 "step": label.step,
                 "confidence": label.confidence,
             }

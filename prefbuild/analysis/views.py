@@ -31,7 +31,7 @@ from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import detect_kind, read_records
 from prefbuild.io.rundir import run_record_files
-from prefbuild.records import FailureMode, Message, Pair, Trajectory
+from prefbuild.records import Message, Pair, Trajectory, failure_modes
 
 T = TypeVar("T")
 OBSERVATION_CHARS = 2000
@@ -51,21 +51,21 @@ class Filters:
     task_type: str | None = None
 
     def check(self, kind: str) -> None:
-        if self.reason is not None and self.reason not in {str(mode) for mode in FailureMode}:
-            known = ", ".join(str(mode) for mode in FailureMode)
+        if self.reason is not None and self.reason not in (modes := failure_modes()):
+            known = ", ".join(sorted(modes))
             raise PrefbuildError(f"--reason {self.reason!r} is not a failure mode; known: {known}")
         if kind == "trajectory" and self.strategy is not None:
             raise PrefbuildError("--strategy applies to pair files; trajectories have no pair strategy")
 
     def pair(self, pair: Pair) -> bool:
         return (
-            (self.reason is None or (pair.reason is not None and str(pair.reason) == self.reason))
+            (self.reason is None or (pair.reason is not None and pair.reason == self.reason))
             and (self.strategy is None or pair.strategy == self.strategy)
             and (self.task_type is None or pair.source.task_type == self.task_type)
         )
 
     def trajectory(self, trajectory: Trajectory) -> bool:
-        return (self.reason is None or any(str(label.mode) == self.reason for label in trajectory.labels)) and (
+        return (self.reason is None or any(label.mode == self.reason for label in trajectory.labels)) and (
             self.task_type is None or trajectory.task.type == self.task_type
         )
 
@@ -110,7 +110,7 @@ def _messages_text(messages: Iterable[Message], terms: list[str], style: str) ->
 def render_pair(pair: Pair) -> RenderableType:
     """One pair: header, last observation, chosen and rejected side by side, evidence highlighted."""
     terms = highlight_terms(clip(pair.evidence or "", SHORT_CHARS))
-    reason = str(pair.reason) if pair.reason else "none"
+    reason = pair.reason if pair.reason else "none"
     header = Text.assemble(
         (pair.id, "bold"), "  ", (f"reason={reason}", "bold red"), f"  strategy={pair.strategy}  split={pair.split}",
         f"  task={pair.source.task_id} ({pair.source.task_type or 'unknown'})  env={pair.source.env}",
@@ -173,7 +173,7 @@ def render_trajectory(trajectory: Trajectory) -> RenderableType:
             evidence.highlight_words(terms, style="bold yellow")
             table.add_row("label", marker + evidence)
         style = "red" if step.labels else "white"
-        title = f"step {step.index}" + ("  ⚑ " + ", ".join(str(label.mode) for label in step.labels)
+        title = f"step {step.index}" + ("  ⚑ " + ", ".join(label.mode for label in step.labels)
                                         if step.labels else "")
         parts.append(Panel(table, title=title, title_align="left", border_style=style))
     if len(trajectory.steps) > MAX_STEPS:

@@ -37,7 +37,7 @@ class LabelStats:
     def add(self, trajectory: Trajectory) -> None:
         self.trajectories += 1
         self.steps += len(trajectory.steps)
-        modes = Counter(label.mode.value for step in trajectory.steps for label in step.labels)
+        modes = Counter(label.mode for step in trajectory.steps for label in step.labels)
         self.labels.update(modes)
         self.trajectories_with.update(modes.keys())
 

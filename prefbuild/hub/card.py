@@ -157,7 +157,7 @@ def sample_pair_markdown(pair: Pair) -> str:
     shown = {
         "id": pair.id,
         "strategy": pair.strategy,
-        "reason": str(pair.reason) if pair.reason else None,
+        "reason": pair.reason if pair.reason else None,
         "evidence": pair.evidence,
         "prompt (last turn)": {"role": str(pair.prompt[-1].role), "content": _clip(pair.prompt[-1].content)},
         "prompt turns": len(pair.prompt),

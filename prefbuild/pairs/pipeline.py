@@ -58,7 +58,7 @@ class PairCounts:
 
 
 def reason_key(pair: Pair) -> str:
-    return pair.reason.value if pair.reason is not None else "none"
+    return pair.reason if pair.reason is not None else "none"
 
 
 class PairReport:

@@ -3,7 +3,7 @@
 ``best_of_n`` ranks teacher samples by what they do in the env, and the scripted teacher
 needs the live env to answer; both start from a recorded trajectory. Replaying is exact
 because envs are deterministic: reset to the recorded task, then send every executed
-command (``Step.info['executed_action']`` where the protocol changed it, else the parsed
+command (``Step.facts.executed_action`` where the protocol changed it, else the parsed
 action; turns without an action did not touch the env). Each replayed observation is
 compared with the recorded feedback, so a trajectory from another env version fails
 loudly (``ReplayError``) instead of producing pairs from the wrong state.
@@ -78,7 +78,7 @@ def replay(trajectory: Trajectory, upto: int, protocol: Protocol | None = None) 
     for step in trajectory.steps[:upto]:
         if step.action is None:
             continue
-        command = str(step.info.get("executed_action", step.action))
+        command = str(step.facts.executed_action or step.action)
         result = env.step(command)
         if step.feedback and result.observation != step.feedback:
             raise ReplayError(

@@ -36,13 +36,14 @@ from prefbuild.records import (
     Outcome,
     Role,
     Step,
+    StepFacts,
     StopReason,
     TeacherInfo,
     Trajectory,
     Usage,
     UsageTotals,
 )
-from prefbuild.teachers.base import Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import build_sampling
 
 
@@ -153,7 +154,6 @@ class EpisodeRunner:
 
     recipe: Recipe
     teacher: Teacher
-    context_factory: Callable[..., Any] | None = None
     protocols: dict[int, Protocol] = field(default_factory=dict)
 
     def protocol_for(self, env_config: EnvConfig) -> Protocol:
@@ -188,13 +188,13 @@ class EpisodeRunner:
         tools = protocol.tools()
         for index in range(episode.env.max_steps):
             expert = _safe(env.expert_action)
-            context = (
-                self.context_factory(env=env, protocol=protocol, episode_id=episode.id, step_index=index,
-                                     previous_outputs=tuple(outputs), seed=recipe.seed)
-                if self.context_factory is not None
+            view = (
+                EnvView(env=env, protocol=protocol, step_index=index, previous_outputs=tuple(outputs),
+                        seed=recipe.seed, episode_id=episode.id)
+                if self.teacher.reads_env_state
                 else None
             )
-            request = TeacherRequest(messages=list(history), sampling=sampling, tools=tools, context=context)
+            request = TeacherRequest(messages=list(history), sampling=sampling, tools=tools, env_view=view)
             try:
                 completion = (await self.teacher.complete(request))[0]
             except TeacherError as error:
@@ -208,14 +208,13 @@ class EpisodeRunner:
             text = completion.text
             outputs.append(text)
             parsed = protocol.parse(text)
-            info: dict[str, Any] = {"finish_reason": completion.finish_reason}
-            simulated = getattr(completion, "simulated", None)
-            if simulated is not None:  # the scripted teacher says which behaviour it played: labeler ground truth
-                info["simulated"] = simulated
-            if parsed.problems:
-                info["problems"] = list(parsed.problems)
-            if parsed.final:
-                info["final"] = True
+            info: dict[str, Any] = {}
+            facts = StepFacts(
+                finish_reason=completion.finish_reason,
+                simulated=completion.simulated,
+                problems=list(parsed.problems),
+                final=parsed.final,
+            )
             reward, done, valid, won = 0.0, False, False, False
             stop_episode: StopReason | None = None
             if parsed.action is None:
@@ -223,22 +222,24 @@ class EpisodeRunner:
                 if reply is None:
                     feedback = ""
                     stop_episode = StopReason.protocol_stop
-                    info["stop"] = "no action in the output"
+                    facts.stop = "no action in the output"
                 else:
                     feedback = reply
             else:
                 executed = protocol.executed_action(parsed.action, admissible)
                 if executed != parsed.action:
-                    info["executed_action"] = executed
+                    facts.executed_action = executed
                 try:
-                    result = env.step(executed)
+                    result = await asyncio.to_thread(env.step, executed)
                 except Exception as error:
                     outcome = _error_outcome(f"env step failed on {executed!r}: {error!r}")
                     break
                 feedback, reward, done = result.observation, result.reward, result.done
                 valid = bool(result.valid) if result.valid is not None else True
                 won = result.won
-                info.update({key: value for key, value in result.info.items() if key not in ("valid",)})
+                info.update(result.info)
+                if result.facts is not None:
+                    facts = _merge_facts(facts, result.facts)
             history_form = protocol.history_turn(turn)
             steps.append(
                 Step(
@@ -258,6 +259,7 @@ class EpisodeRunner:
                     done=done,
                     usage=step_usage,
                     latency_s=completion.latency_s,
+                    facts=facts,
                     info=info,
                 )
             )
@@ -272,7 +274,7 @@ class EpisodeRunner:
             rule = protocol.stop_reason(outputs)
             if rule is not None:
                 stop_episode = StopReason.protocol_stop
-                steps[-1].info["stop"] = rule
+                steps[-1].facts.stop = rule
                 break
             admissible = env.admissible_actions()
             next_turn = protocol.observation_turn(feedback, first=False, task=task, admissible=admissible)
@@ -313,6 +315,20 @@ class EpisodeRunner:
             outcome=outcome,
             usage=usage,
         )
+
+
+def _merge_facts(parsed: StepFacts, from_env: StepFacts) -> StepFacts:
+    """The env's facts, with what the parser and the protocol found (a turn is final when
+    either says so; the executed command is the protocol's when the env did not name one)."""
+    return from_env.model_copy(
+        update={
+            "finish_reason": parsed.finish_reason,
+            "simulated": parsed.simulated,
+            "problems": [*parsed.problems, *from_env.problems],
+            "final": parsed.final or from_env.final,
+            "executed_action": from_env.executed_action or parsed.executed_action,
+        }
+    )
 
 
 def _error_outcome(text: str) -> Outcome:

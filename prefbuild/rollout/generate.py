@@ -57,15 +57,6 @@ def build_teacher(recipe: Recipe, run_dir: Path) -> Teacher:
     return make_teacher(teacher_settings(recipe, run_dir))
 
 
-def scripted_context_factory(recipe: Recipe) -> Any:
-    """The scripted teacher needs the live env; real backends get no context."""
-    if recipe.teacher.backend != "scripted":
-        return None
-    from prefbuild.simulation.scripted import ScriptedContext
-
-    return ScriptedContext
-
-
 class ProgressDisplay:
     """A rich progress bar on a terminal; plain periodic log lines otherwise; nothing with --quiet."""
 
@@ -146,7 +137,7 @@ async def _generate_async(
     started = time.monotonic()
     try:
         async with teacher:
-            runner = EpisodeRunner(recipe, teacher, scripted_context_factory(recipe))
+            runner = EpisodeRunner(recipe, teacher)
             with JsonlWriter(run_dir / TRAJECTORIES / file_name) as writer, ProgressDisplay(
                 stats, len(todo), quiet=quiet
             ) as display:

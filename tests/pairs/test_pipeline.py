@@ -49,7 +49,7 @@ def test_max_per_reason_keeps_exactly_k_per_reason_independent_of_order():
     trajectories = [labelled(f"t{i}", f"task-{i}", ["loop", "loop", "invalid_action"]) for i in range(5)]
     report = build_pairs(trajectories, [{"name": "stepwise"}], max_per_reason=4, test_fraction=0.0, seed=3)
     pairs = report.collect()
-    assert Counter(p.reason.value for p in pairs) == {"loop": 4, "invalid_action": 4}
+    assert Counter(p.reason for p in pairs) == {"loop": 4, "invalid_action": 4}
     assert report.counts.balanced_out == {"loop": 6, "invalid_action": 1}
     assert report.counts.kept == 8 and report.counts.by_reason == {"loop": 4, "invalid_action": 4}
     reversed_ids = {

@@ -90,7 +90,7 @@ def make_pair(index: int, *, split: str = "train", reason: FailureMode | None = 
         chosen=[Message(role="assistant", content=f"THOUGHT: the apple is on the table.\nACTION: go to table {index}")],
         rejected=[Message(role="assistant", content=f"THOUGHT: keep going.\nACTION: {bad}")],
         reason=reason,
-        evidence=f"action '{bad}' was labelled {reason.value}",
+        evidence=f"action '{bad}' was labelled {reason}",
         source=PairSource(trajectory_id=f"traj-{index:04d}", step=1, task_id=f"task-{index:03d}",
                           task_type=task_type, env="household", teacher_model="smollm2-135m-instruct"),
         split=split,
@@ -110,7 +110,7 @@ def trl_rows(pairs: list[Pair]) -> dict[str, list[dict[str, Any]]]:
             "prompt": [{"role": m.role.value, "content": m.content} for m in pair.prompt],
             "chosen": [{"role": m.role.value, "content": m.content} for m in pair.chosen],
             "rejected": [{"role": m.role.value, "content": m.content} for m in pair.rejected],
-            "reason": pair.reason.value if pair.reason else None,
+            "reason": pair.reason if pair.reason else None,
             "strategy": pair.strategy,
         })
     return rows

@@ -23,9 +23,9 @@ teacher: {backend: scripted, model: toy, concurrency: 3}
 
 @pytest.fixture(autouse=True)
 def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefbuild import envs
+    from prefbuild import registry
 
-    monkeypatch.setitem(envs.BUILTIN_ENVS, "count", "tests.rollout.toy:CountEnv")
+    monkeypatch.setitem(registry.BUILTINS["envs"], "count", "tests.rollout.toy:CountEnv")
     assert issubclass(CountEnv, env_base.Env)
 
 
@@ -92,7 +92,7 @@ def test_protocol_stop_rule_and_missing_action() -> None:
     trajectories, _ = play(lambda messages, n: "ACTION: wait")
     assert {t.outcome.stop_reason for t in trajectories} == {StopReason.protocol_stop}
     assert all(len(t.steps) == 4 for t in trajectories)
-    assert trajectories[0].steps[-1].info["stop"] == "three identical outputs"
+    assert trajectories[0].steps[-1].facts.stop == "three identical outputs"
     trajectories, _ = play(lambda messages, n: "I am not sure what to do.")
     assert all(len(t.steps) == 1 and t.steps[0].action is None for t in trajectories)
     assert {t.outcome.stop_reason for t in trajectories} == {StopReason.protocol_stop}

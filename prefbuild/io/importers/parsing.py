@@ -12,6 +12,7 @@ from typing import Any
 
 from prefbuild.envs import get_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
+from prefbuild.records import StepFacts
 
 
 @lru_cache(maxsize=16)
@@ -25,16 +26,11 @@ def parse_turn(env: str, name: str, text: str) -> ParsedOutput:
 
 
 def step_fields(parsed: ParsedOutput) -> dict[str, Any]:
-    """The Step fields a parse result fills; the parser's problems and final flag go to ``info``."""
-    info: dict[str, Any] = {}
-    if parsed.problems:
-        info["problems"] = list(parsed.problems)
-    if parsed.final:
-        info["final"] = True
+    """The Step fields a parse result fills; the parser's problems and final flag are step facts."""
     return {
         "thought": parsed.thought,
         "action": parsed.action,
         "format_ok": parsed.format_ok,
         "normalized": list(parsed.normalized),
-        "info": info,
+        "facts": StepFacts(problems=list(parsed.problems), final=parsed.final),
     }

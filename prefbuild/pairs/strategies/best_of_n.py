@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from prefbuild.envs import Env, Protocol
 from prefbuild.pairs.common import IncrementalStrategy, assistant, digest, make_pair, source_for, trajectory_protocol
 from prefbuild.pairs.replay import ReplayError, replay
-from prefbuild.pairs.teacher_bridge import TeacherRunner, request_context
+from prefbuild.pairs.teacher_bridge import TeacherRunner, env_view
 from prefbuild.records import FailureMode, Pair, Trajectory, prompt_messages
 from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
 
@@ -110,7 +110,7 @@ class BestOfNStrategy(IncrementalStrategy):
         states, requests = [], []
         for index in self.sampled_states(trajectory):
             try:
-                context = request_context(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
+                view = env_view(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
             except ReplayError:
                 self.stats.dropped["replay_failed"] += 1
                 continue
@@ -121,7 +121,7 @@ class BestOfNStrategy(IncrementalStrategy):
                     messages=prompt_messages(trajectory, index),
                     sampling=sampling,
                     tools=protocol.tools(),
-                    context=context,
+                    env_view=view,
                 )
             )
         for index, answer in zip(states, self.runner.complete_many(requests), strict=True):
