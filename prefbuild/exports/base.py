@@ -36,23 +36,25 @@ class ExportFormat(ABC):
     Subclasses set ``name`` and ``consumes`` and implement ``row``. They may leave records
     out (``skip_reason``), add files next to the data (``sidecar_files``, e.g. LLaMA-Factory's
     ``dataset_info.json``) and tell the dataset card how to load and train on their rows
-    (``loading_snippet``). Instances hold no state: one is made per export.
+    (``loading_snippet``). Instances hold no state; ``get_format`` makes one per use. Register a
+    plug-in in its package's ``pyproject.toml``::
 
-    Args:
-        (none; formats are configured by their class attributes)
+        [project.entry-points."prefbuild.exports"]
+        plain = "my_package.formats:PlainFormat"
 
-    Returns:
-        (a format instance; see ``row``)
+    Attributes:
+        name: the registered name; also the dataset config the rows are written as.
+        consumes: ``"pairs"`` (``Pair`` records) or ``"trajectories"`` (``Trajectory`` records).
+        summary: one line for help texts.
 
     Example:
-        >>> from prefbuild.exports.base import ExportFormat
         >>> class Plain(ExportFormat):
         ...     name = "plain"
         ...     consumes = "pairs"
         ...     def row(self, record):
         ...         return {"chosen": record.chosen[-1].content, "rejected": record.rejected[-1].content}
-        >>> Plain().consumes
-        'pairs'
+        >>> Plain().sidecar_files({"train": ["plain/train.jsonl"]})
+        {}
     """
 
     name: ClassVar[str]
@@ -61,7 +63,13 @@ class ExportFormat(ABC):
 
     @abstractmethod
     def row(self, record: Any) -> dict[str, Any]:
-        """The row for one record (a ``Pair``, or a ``Trajectory`` when ``consumes == "trajectories"``).
+        """The row for one record.
+
+        Args:
+            record: a ``Pair``, or a ``Trajectory`` when ``consumes == "trajectories"``.
+
+        Returns:
+            A plain dict (JSON and parquet ready); every row of a format has the same keys.
 
         Raises:
             ExportError: the record cannot be expressed in this format; the message names it.
