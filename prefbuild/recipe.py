@@ -66,12 +66,20 @@ class PairsConfig(Section):
     test_fraction: float = Field(default=0.1, ge=0, lt=1)
 
 
-ExportFormat = Literal["trl", "roundwise", "llamafactory", "swift", "sft"]
-
-
 class OutputConfig(Section):
     dir: str | None = Field(default=None, description="Run directory; default runs/<recipe name>.")
-    formats: list[ExportFormat] = Field(default_factory=lambda: ["trl"])
+    formats: list[str] = Field(default_factory=lambda: ["trl"], description="Registered export format names.")
+
+    @field_validator("formats")
+    @classmethod
+    def _registered_formats(cls, formats: list[str]) -> list[str]:
+        from prefbuild import registry
+
+        known = registry.names("exports")
+        for name in formats:
+            if name not in known:
+                raise ValueError(f"unknown export format {name!r}; known: {', '.join(known)}")
+        return formats
 
 
 class PublishConfig(Section):

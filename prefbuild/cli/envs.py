@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from prefbuild.cli.errors import PrefbuildGroup
 from prefbuild.envs import available_envs, get_env, make_env
 from prefbuild.envs.base import Env
 from prefbuild.errors import PrefbuildError
@@ -62,7 +63,7 @@ def env_rows() -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-@click.group("envs", invoke_without_command=True)
+@click.group("envs", cls=PrefbuildGroup, invoke_without_command=True)
 @click.pass_context
 def envs(ctx: click.Context) -> None:
     """Environments: list them (default) or play a task by hand.

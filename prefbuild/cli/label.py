@@ -16,6 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from prefbuild.cli.errors import PrefbuildCommand
 from prefbuild.io.sources import FORMATS
 from prefbuild.labelers.stage import LabelCounts
 
@@ -35,7 +36,7 @@ def counts_table(counts: LabelCounts, seconds: float) -> Table:
     return table
 
 
-@click.command("label")
+@click.command("label", cls=PrefbuildCommand)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "-o",

@@ -16,25 +16,12 @@ import click
 from pydantic import ValidationError
 
 from prefbuild import __version__
+from prefbuild.cli.errors import PrefbuildGroup
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import MODELS_BY_KIND, RecordError, detect_kind, iter_lines, validation_error
-from prefbuild.recipe import RecipeError, bundled_recipes, load_recipe
+from prefbuild.recipe import bundled_recipes, load_recipe
 
 EXAMPLES = "\b\nExamples:\n"
-
-
-class PrefbuildGroup(click.Group):
-    """Turns every user-fixable error into ``error: <where> <what>`` and exit code 1."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (PrefbuildError, RecipeError, RecordError) as error:
-            click.secho(f"error: {error}", fg="red", err=True)
-            sys.exit(getattr(error, "exit_code", 1))
-        except KeyboardInterrupt:
-            click.secho("interrupted", fg="yellow", err=True)
-            sys.exit(130)
 
 
 @click.group(cls=PrefbuildGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -250,8 +237,9 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
 def _register_stage_commands() -> None:
     from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.cli.envs import envs
+    from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
-    from prefbuild.cli.pair import export_command, pair_command
+    from prefbuild.cli.pair import pair_command
     from prefbuild.cli.teachers import models_command, serve_command
 
     main.add_command(envs)
