@@ -55,10 +55,10 @@ def plain_message(error: dict[str, Any]) -> str:
         return "unknown field"
     if error.get("type") == "missing":
         return "required field is missing"
-    return str(error.get("msg", "invalid"))
+    return str(error.get("msg", "invalid")).removeprefix("Value error, ")
 
 
-def describe_validation_error(error: ValidationError) -> tuple[str, str]:
+def describe_validation_error(error: ValidationError, *, count_more: bool = True) -> tuple[str, str]:
     """(field path, message) of the first problem of a pydantic error; more problems are counted.
 
     Example:
@@ -74,6 +74,6 @@ def describe_validation_error(error: ValidationError) -> tuple[str, str]:
     problems = error.errors()
     first = problems[0]
     message = plain_message(first)
-    if len(problems) > 1:
+    if count_more and len(problems) > 1:
         message += f" (and {len(problems) - 1} more)"
     return field_path(tuple(first.get("loc", ()))), message

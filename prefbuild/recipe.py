@@ -212,15 +212,35 @@ def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
     return tuple(part for part in key.strip().split(".")), value
 
 
+def _env_section(node: Any, name: str) -> dict[str, Any] | None:
+    """The env section named ``name`` (``--set env.sql.options.data_file=...``), in a list of
+    sections or as the single section; None when ``name`` is a field, not an env name."""
+    sections = node if isinstance(node, list) else [node] if isinstance(node, dict) else []
+    if isinstance(node, dict) and name in node:
+        return None
+    matches = [section for section in sections if isinstance(section, dict) and section.get("name") == name]
+    if len(matches) > 1:
+        raise RecipeError("--set", None, f"env.{name}", "several env sections have this name; use its index")
+    return matches[0] if matches else None
+
+
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple[str, ...]]:
-    """Apply ``--set`` overrides in place; returns the overridden paths (for error locations)."""
+    """Apply ``--set`` overrides in place; returns the overridden paths (for error locations).
+
+    An env section is addressed by index (``env.1.num_tasks=5``) or by its env name
+    (``env.sql.options.data_file=dev.jsonl``), whether ``env`` is one section or a list.
+    """
     touched: set[tuple[str, ...]] = set()
     for text in overrides:
         path, value = parse_override(text)
         node: Any = data
-        for part in path[:-1]:
+        for depth, part in enumerate(path[:-1]):
             if isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
+                continue
+            named = _env_section(node, part) if depth == 1 and path[0] == "env" else None
+            if named is not None:
+                node = named
                 continue
             if not isinstance(node, dict):
                 raise RecipeError("--set", None, ".".join(path), f"cannot set inside a {type(node).__name__}")

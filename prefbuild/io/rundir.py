@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from prefbuild.errors import PrefbuildError
+from prefbuild.errors import PrefbuildError, describe_validation_error
 from prefbuild.io.jsonl import atomic_write_text, iter_lines, read_records
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.records import Manifest, TeacherInfo, Trajectory
@@ -67,9 +67,8 @@ def read_manifest(run_dir: Path) -> Manifest | None:
     try:
         return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        raise PrefbuildError(f"{path}: {location}: {first['msg']} (not a prefbuild manifest?)") from None
+        location, message = describe_validation_error(error)
+        raise PrefbuildError(f"{path} {location}: {message} (not a prefbuild manifest?)") from None
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> None:

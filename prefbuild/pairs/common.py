@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from prefbuild.envs import Protocol, cached_protocol
+from prefbuild.errors import describe_validation_error
 from prefbuild.pairs.base import InvalidPair, PairStrategy
 from prefbuild.pairs.teacher_bridge import TeacherRunner
 from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory
@@ -108,10 +109,8 @@ def make_pair(
 
 def why_invalid(error: ValidationError) -> str:
     """A countable reason: the field path and pydantic's message (``pair: chosen and rejected are identical``)."""
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first.get("loc", ())) or "pair"
-    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-    return f"{location}: {message}"
+    location, message = describe_validation_error(error, count_more=False)
+    return f"{'pair' if location == '<record>' else location}: {message}"
 
 
 def primary_label(labels: Iterable[Label], *, exclude: frozenset[FailureMode] = frozenset()) -> Label | None:

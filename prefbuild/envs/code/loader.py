@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from prefbuild.envs.code.problems import CodeProblem, IOTests
-from prefbuild.errors import PrefbuildError
+from prefbuild.errors import PrefbuildError, describe_validation_error
 
 PROMPT_KEYS = ("problem", "question", "prompt")
 
@@ -59,9 +59,8 @@ def _tests(raw: Any, where: str) -> IOTests:
     try:
         return IOTests(**known)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "input_output"
-        raise CodeDataError(f"{where} input_output.{field}: {first['msg']}") from None
+        field, message = describe_validation_error(error)
+        raise CodeDataError(f"{where} input_output.{field}: {message}") from None
 
 
 def _reference(row: dict[str, Any]) -> str | None:
@@ -161,6 +160,5 @@ def load_problems(path: str | Path) -> Iterator[CodeProblem]:
         try:
             yield parse_row(row, source=source, default_id=f"{file_path.stem}-{line_number}")
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "row"
-            raise CodeDataError(f"{source} {field}: {first['msg']}") from None
+            field, message = describe_validation_error(error)
+            raise CodeDataError(f"{source} {field}: {message}") from None
