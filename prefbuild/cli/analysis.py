@@ -1,8 +1,6 @@
-"""Click commands ``publish``, ``inspect``, ``stats`` and ``report``.
+"""Commands that look at files: ``inspect``, ``stats`` and ``report``.
 
-Each command is usable on its own (``CliRunner`` in tests, ``main.add_command`` in the CLI):
-errors a user can fix (a bad record at ``file:line``, an unreachable Hub, a missing file)
-become one ``error:`` line on stderr and exit code 1, never a traceback.
+Display only: the work is in ``prefbuild.analysis`` (through ``prefbuild.api``).
 """
 
 from __future__ import annotations
@@ -25,49 +23,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _console(width: int | None = None) -> Console:
     # Looked up at call time so click's test runner, which swaps sys.stdout, captures it.
     return Console(file=sys.stdout, width=width, soft_wrap=False)
-
-
-# --------------------------------------------------------------------------------------
-# publish
-
-
-@click.command("publish", cls=PrefbuildCommand)
-@click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option("--repo", "repo_id", required=True, help="Hub dataset repo, 'user/name' or 'org/name'.")
-@click.option("--private", is_flag=True, help="Create the repo as private (an existing repo keeps its visibility).")
-@click.option("--revision", default=None, help="Branch to push to (created if missing). Default: main.")
-@click.option("--message", default="Upload dataset with prefbuild", show_default=True, help="Commit message.")
-@click.option("--dry-run", is_flag=True, help="List what would be uploaded; contact nothing.")
-def publish_command(dataset_dir: Path, repo_id: str, private: bool, revision: str | None, message: str,
-                    dry_run: bool) -> None:
-    """Publish a dataset directory (from `prefbuild export`) to the Hugging Face Hub.
-
-    Pushes data, card and recipe in one commit. Card metadata already on the Hub is kept.
-    A dataset older than the pairs it was exported from is refused (export again first).
-    The token comes from HF_TOKEN or `hf auth login`; a failed push changes nothing and can be
-    rerun.
-
-    \b
-    Examples:
-      prefbuild publish runs/quickstart/dataset --repo me/household-dpo --dry-run
-      prefbuild publish runs/quickstart/dataset --repo me/household-dpo --private
-    """
-    from prefbuild.hub.publish import plan_publish, publish_dataset_dir
-
-    if dry_run:
-        plan = plan_publish(dataset_dir, repo_id, private=private, revision=revision)
-        click.echo(f"dry run: would push {len(plan.uploads)} files from {plan.dataset_dir} to dataset "
-                   f"{plan.repo_id} (revision {plan.revision}{', private' if private else ''}):")
-        for item in plan.uploads:
-            click.echo(f"  {item.path_in_repo}  ({item.size:,} bytes)")
-        click.echo(f"  total {sum(item.size for item in plan.uploads):,} bytes; stale files under data/ on the Hub "
-                   "would be deleted")
-        return
-    plan = publish_dataset_dir(dataset_dir, repo_id, private=private, revision=revision, commit_message=message)
-    click.echo(f"pushed {len(plan.uploads)} files to {plan.repo_id} (revision {plan.revision})"
-               + (f", deleted {len(plan.deletions)} stale files" if plan.deletions else ""))
-    if plan.commit_url:
-        click.echo(f"commit: {plan.commit_url}")
 
 
 # --------------------------------------------------------------------------------------
@@ -198,13 +153,13 @@ def report_command(run_dir: Path, output: Path | None, samples: int, seed: int) 
     Examples:
       prefbuild report runs/quickstart -o report.html
     """
-    from prefbuild.analysis.report import write_report
+    from prefbuild import api
 
     if output is None:
         output = (run_dir if run_dir.is_dir() else run_dir.parent) / "report.html"
-    written = write_report(run_dir, output, samples=samples, seed=seed)
+    written = api.report(run_dir, output, samples=samples, seed=seed)
     click.echo(f"wrote {written}")
 
 
-COMMANDS: tuple[click.Command, ...] = (publish_command, inspect_command, stats_command, report_command)
+COMMANDS: tuple[click.Command, ...] = (inspect_command, stats_command, report_command)
 """Register with ``for command in COMMANDS: main.add_command(command)``."""

@@ -147,8 +147,8 @@ RECIPE_HELP = "A recipe file, or the name of a bundled recipe (see `prefbuild re
 
 def _recipe_options(function: Any) -> Any:
     function = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-                            help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable). In a recipe with "
-                                 "several envs, address one by name: --set env.sql.options.data_file=dev.jsonl")(function)
+                            help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable). With several "
+                                 "envs, address one by name: --set env.sql.options.data_file=dev.jsonl")(function)
     function = click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
                             help="Run directory (default: output.dir of the recipe, or runs/<name>).")(function)
     function = click.option("--limit", type=int, help="Run at most N episodes.")(function)
@@ -241,11 +241,13 @@ def _register_stage_commands() -> None:
     from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
     from prefbuild.cli.pair import pair_command
+    from prefbuild.cli.publish import publish_command
     from prefbuild.cli.teachers import models_command, serve_command
 
     main.add_command(envs)
     main.add_command(label)
     main.add_command(pair_command)
+    main.add_command(publish_command)
     main.add_command(export_command)
     main.add_command(serve_command)
     main.add_command(models_command)

@@ -9,7 +9,7 @@ import datasets
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.cli.analysis import publish_command
+from prefbuild.cli.publish import publish_command
 from prefbuild.exports.dataset_dir import write_dataset_dir
 from prefbuild.hub.card import CardInfo, split_card
 from prefbuild.hub.publish import PublishError, publish_dataset_dir

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.cli.analysis import publish_command
+from prefbuild.cli.publish import publish_command
 from prefbuild.exports import export_dataset
 from prefbuild.exports.dataset_dir import SOURCES_NAME
 from prefbuild.hub.publish import StaleDatasetError, plan_publish
