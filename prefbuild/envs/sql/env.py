@@ -24,9 +24,10 @@ from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.sql import actions
-from prefbuild.envs.sql.engine import REPLY_LIMIT, SqlSandbox
+from prefbuild.envs.sql.backends import Sandbox, check_backend, open_sandbox, printed_table_hash
+from prefbuild.envs.sql.engine import REPLY_LIMIT
 from prefbuild.envs.sql.generator import canonical_split, generate_items, ident
-from prefbuild.envs.sql.grader import answers_match, printed_hash, table_hash
+from prefbuild.envs.sql.grader import answers_match, printed_hash
 from prefbuild.envs.sql.items import TASK_TYPES, SqlItem
 from prefbuild.envs.sql.loader import load_items, parse_item
 from prefbuild.envs.sql.protocol import DBBenchProtocol
@@ -68,8 +69,11 @@ class SqlEnv(Env):
     Options (the recipe's ``env.options``): ``data_file`` reads the benchmark's JSONL instead of
     generating items; ``max_round`` the operation budget (15 as shipped; the class default of
     the benchmark code is 5); ``timeout_s`` the time bound of one statement; ``reply_limit``
-    the 800-character reply cap. Generated splits are ``train``, ``dev`` and ``test``
-    (``standard`` is read as ``test``); a data file is read whole, in file order, under any split.
+    the 800-character reply cap; ``backend`` where the table lives: ``sqlite`` (the embedded
+    emulation, default) or ``mysql`` (a real server: ``db_url`` such as ``${DB_URL}``, or a
+    private MariaDB that prefbuild starts on first use and stops at exit). Generated splits are
+    ``train``, ``dev`` and ``test`` (``standard`` is read as ``test``); a data file is read whole,
+    in file order, under any split.
     """
 
     name: ClassVar[str] = "sql"
@@ -84,6 +88,8 @@ class SqlEnv(Env):
         timeout_s: float = 2.0,
         reply_limit: int = REPLY_LIMIT,
         dialect: str | None = None,
+        backend: str = "sqlite",
+        db_url: str | None = None,
     ) -> None:
         if dialect not in (None, *self.dialects):
             raise ValueError(f"sql env: unknown dialect {dialect!r}; known: {', '.join(self.dialects)}")
@@ -91,12 +97,15 @@ class SqlEnv(Env):
             raise ValueError(f"sql env: max_round must be at least 1, got {max_round}")
         if timeout_s <= 0:
             raise ValueError(f"sql env: timeout_s must be positive, got {timeout_s}")
+        check_backend(backend, db_url)
+        self.backend = backend
+        self.db_url = db_url
         self.data_file = Path(data_file) if data_file is not None else None
         self.max_round = max_round
         self.timeout_s = timeout_s
         self.reply_limit = reply_limit
         self._item: SqlItem | None = None
-        self._sandbox: SqlSandbox | None = None
+        self._sandbox: Sandbox | None = None
         self._done = True
         self._won = False
         self._operations = 0
@@ -156,10 +165,16 @@ class SqlEnv(Env):
         info = {"task_id": task.info.id, "type": item.type, "max_round": self.max_round}
         return item.prompt, info
 
-    def _new_sandbox(self, item: SqlItem) -> SqlSandbox:
-        return SqlSandbox(
-            item.table_name, item.columns, item.rows, timeout_s=self.timeout_s, reply_limit=self.reply_limit
+    def _new_sandbox(self, item: SqlItem) -> Sandbox:
+        return open_sandbox(
+            item, backend=self.backend, db_url=self.db_url, timeout_s=self.timeout_s, reply_limit=self.reply_limit
         )
+
+    def close(self) -> None:
+        """Drop the episode's database (the ``mysql`` backend's server stays up for the next episode)."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
 
     def _prepare_reference(self, item: SqlItem) -> None:
         """Run the reference statement on a scratch copy: the expert's operation and its expected reply."""
@@ -173,7 +188,7 @@ class SqlEnv(Env):
                     self._reference_sql, self._reference_reply = item.reference_sql, result.reply
             if item.mutation and self._reference_sql is not None:
                 rows = scratch.table_rows() or []
-                replayed = printed_hash(table_hash(rows))
+                replayed = printed_table_hash(scratch) or printed_hash(None)
                 if self._target_hash is None:
                     self._target_hash = replayed
                 if replayed == self._target_hash:  # the reference reproduces the stored hash
@@ -224,7 +239,7 @@ class SqlEnv(Env):
         assert item is not None and sandbox is not None
         info = self._info(valid=valid, kind=kind, status=status, answer=answer)
         if item.mutation:
-            current = printed_hash(table_hash(rows)) if (rows := sandbox.table_rows()) is not None else None
+            current = printed_table_hash(sandbox)
             won = current is not None and current == self._target_hash
             info["expected"] = self._target_hash
             info["table_hash"] = current
@@ -267,8 +282,7 @@ class SqlEnv(Env):
     def _current_hash(self) -> str | None:
         if self._sandbox is None:
             return None
-        rows = self._sandbox.table_rows()
-        return None if rows is None else printed_hash(table_hash(rows))
+        return printed_table_hash(self._sandbox)
 
     def _reference_seen(self) -> bool:
         return self._reference_reply is not None and self._reference_reply in self._replies
