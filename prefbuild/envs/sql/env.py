@@ -284,6 +284,10 @@ class SqlEnv(Env):
             return None
         return printed_table_hash(self._sandbox)
 
+    def table_hash(self) -> str | None:
+        """The episode's table hashed as the benchmark grades mutations (``[('<hex>',)]``), None if gone."""
+        return self._current_hash()
+
     def _reference_seen(self) -> bool:
         return self._reference_reply is not None and self._reference_reply in self._replies
 

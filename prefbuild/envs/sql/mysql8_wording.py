@@ -5,9 +5,9 @@ errors with a few different words; the ``mysql`` backend rewrites exactly these 
 else) when it runs on MariaDB:
 
 * ``... your MariaDB server version ...`` -> ``... your MySQL server version ...`` (1064);
-* the clause of an unknown column (1054): MariaDB names the statement part (``'SELECT'``,
-  ``'WHERE'``, ``'ORDER BY'`` ...), MySQL the parser context (``'field list'``,
-  ``'where clause'``, ``'order clause'`` ...);
+* the clause of an unknown (1054) or ambiguous (1052) column: MariaDB names the statement
+  part (``'SELECT'``, ``'WHERE'``, ``'ORDER BY'`` ...), MySQL the parser context
+  (``'field list'``, ``'where clause'``, ``'order clause'`` ...);
 * the statement time limit: MariaDB's ``1969 (70100) ... (max_statement_time exceeded)`` is
   MySQL's ``3024 (HY000) ... maximum statement execution time exceeded``.
 """
@@ -29,7 +29,9 @@ _CLAUSES = {
     "ORDER BY": "order clause",
     "GROUP BY": "group statement",
 }
-_UNKNOWN_COLUMN = re.compile(r"^(1054 \(42S22\): Unknown column '.*' in ')(" + "|".join(_CLAUSES) + r")'$", re.DOTALL)
+_CLAUSE_NAMES = "|".join(_CLAUSES)
+_UNKNOWN_COLUMN = re.compile(r"^(1054 \(42S22\): Unknown column '.*' in ')(" + _CLAUSE_NAMES + r")(')$", re.DOTALL)
+_AMBIGUOUS = re.compile(r"^(1052 \(23000\): Column '.*' in )(" + _CLAUSE_NAMES + r")( is ambiguous)$", re.DOTALL)
 _TIMEOUT = "1969 (70100): Query execution was interrupted (max_statement_time exceeded)"
 _MYSQL_TIMEOUT = "3024 (HY000): Query execution was interrupted, maximum statement execution time exceeded"
 
@@ -44,7 +46,7 @@ def mysql8_text(text: str) -> str:
     if text == _TIMEOUT:
         return _MYSQL_TIMEOUT
     text = text.replace("your MariaDB server version", "your MySQL server version", 1)
-    match = _UNKNOWN_COLUMN.match(text)
+    match = _UNKNOWN_COLUMN.match(text) or _AMBIGUOUS.match(text)
     if match:
-        return f"{match.group(1)}{_CLAUSES[match.group(2)]}'"
+        return f"{match.group(1)}{_CLAUSES[match.group(2)]}{match.group(3)}"
     return text

@@ -296,10 +296,10 @@ class MySqlSandbox:
             if not drained:
                 self._drop_connection()
                 return self._ok(text, rows, kind, affected=0)
+            affected = cursor.rowcount if not cursor.description else 0
             if cursor.nextset():
                 self._discard_rest(cursor)
                 return self._error(OUT_OF_SYNC)
-            affected = cursor.rowcount if not cursor.description else 0
             connection.commit()
             return self._ok(text, rows, kind, affected=affected)
         except Exception as error:

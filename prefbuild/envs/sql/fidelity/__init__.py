@@ -216,29 +216,54 @@ def _task(table: GenTable) -> EnvTask:
     return EnvTask(info=task_info(f"fidelity-{table.domain.name}", item, "test", 0, "fidelity"), payload=item)
 
 
-def _play(env: SqlEnv, task: EnvTask, sql: str) -> tuple[str, str | None]:
-    env.reset(task)
-    reply = env.step(actions.operation(sql)).observation
-    final = env.step(actions.answer(" []"))
-    return reply, final.info.get("table_hash")
+class _Player:
+    """One backend's env, kept on one table while statements leave it untouched."""
+
+    def __init__(self, env: SqlEnv) -> None:
+        self.env = env
+        self.task: EnvTask | None = None
+        self.initial: str | None = None
+        self.dirty = True
+
+    def play(self, task: EnvTask, sql: str) -> tuple[str, str | None, bool]:
+        """The reply, the table hash after the statement, and whether the statement touched anything."""
+        if self.dirty or task is not self.task:
+            self.env.reset(task)
+            self.task, self.initial, self.dirty = task, self.env.table_hash(), False
+        result = self.env.step(actions.operation(sql))
+        table_hash = self.env.table_hash()
+        touched = bool(result.info.get("mutated")) or result.info.get("statement") in ("mutation", "ddl")
+        return result.observation, table_hash, touched or table_hash != self.initial
 
 
 def run_cases(cases: Sequence[Case], *, db_url: str | None = None) -> list[CaseResult]:
-    """Play every case on both backends (``db_url`` None: the private MariaDB server)."""
-    sqlite_env = SqlEnv(backend="sqlite")
-    mysql_env = SqlEnv(backend="mysql", db_url=db_url)
+    """Play every case on both backends (``db_url`` None: the private MariaDB server).
+
+    A case starts on the freshly built table; consecutive cases on one table share an episode
+    until a statement changes (or may have changed) either backend's database.
+    """
+    players = (
+        _Player(SqlEnv(backend="sqlite", max_round=1_000_000)),
+        _Player(SqlEnv(backend="mysql", db_url=db_url, max_round=1_000_000)),
+    )
     tasks: dict[str, EnvTask] = {}
-    results = []
+    order = sorted(range(len(cases)), key=lambda index: cases[index].domain)
+    results: dict[int, CaseResult] = {}
     try:
-        for case in cases:
+        for index in order:
+            case = cases[index]
             task = tasks.setdefault(case.domain, _task(case.table))
-            sqlite_reply, sqlite_hash = _play(sqlite_env, task, case.sql)
-            mysql_reply, mysql_hash = _play(mysql_env, task, case.sql)
-            results.append(CaseResult(case, sqlite_reply, mysql_reply, sqlite_hash, mysql_hash))
+            (sqlite_reply, sqlite_hash, sqlite_touched), (mysql_reply, mysql_hash, mysql_touched) = (
+                player.play(task, case.sql) for player in players
+            )
+            if sqlite_touched or mysql_touched:
+                for player in players:
+                    player.dirty = True
+            results[index] = CaseResult(case, sqlite_reply, mysql_reply, sqlite_hash, mysql_hash)
     finally:
-        sqlite_env.close()
-        mysql_env.close()
-    return results
+        for player in players:
+            player.env.close()
+    return [results[index] for index in range(len(cases))]
 
 
 def _summary(name: str, group: Sequence[CaseResult]) -> CategorySummary:
