@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from prefbuild.envs.sql import rewrites
 from prefbuild.envs.sql.mysql_errors import empty_query, syntax_error
 
 _TOKEN = re.compile(
@@ -105,6 +106,25 @@ RESERVED = frozenset(
         "INSERT",
     ]
 )
+# MySQL 8 reserved words (reference manual 9.3, "Keywords and Reserved Words") that SQLite takes
+# as names. A name that is one of them must be back-quoted on MySQL; unquoted it is a syntax error.
+RESERVED_FUNCTION_WORDS = frozenset(
+    {
+        "RANK", "DENSE_RANK", "ROW_NUMBER", "LEAD", "LAG", "NTILE", "CUME_DIST", "PERCENT_RANK",
+        "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE", "MATCH", "GROUPING", "JSON_TABLE", "DATABASE",
+    }
+)  # fmt: skip
+RESERVED_NAME_WORDS = frozenset(
+    {
+        "RELEASE", "CHANGE", "CONDITION", "RETURN", "USAGE", "SYSTEM", "EMPTY", "LATERAL", "CUBE",
+        "FUNCTION", "READ", "WRITE", "LOOP", "LEAVE", "TRIGGER", "SIGNAL", "OPTION", "LINES", "SCHEMA",
+        "STARTING", "SPATIAL", "ACCESSIBLE", "CURSOR", "DECLARE", "ELSEIF", "EXIT", "FETCH", "INOUT",
+        "ITERATE", "MAXVALUE", "OUTFILE", "INFILE", "PURGE", "REQUIRE", "RESIGNAL", "SENSITIVE",
+        "SPECIFIC", "SQLEXCEPTION", "SQLSTATE", "SQLWARNING", "UNDO", "WHILE", "ZEROFILL", "VARYING",
+        "TERMINATED", "OPTIMIZE", "ANALYZE", "GENERATED", "STORED", "VIRTUAL", "MASTER_BIND",
+    }
+)  # fmt: skip
+_NAME_CHECKED_STATEMENTS = frozenset({"SELECT", "WITH", "INSERT", "REPLACE", "UPDATE", "DELETE", "("})
 # Keywords after which a table name, never a string literal, must follow.
 _TABLE_CONTEXT = frozenset({"FROM", "JOIN", "INTO", "UPDATE", "TABLE", "DESCRIBE", "DESC"})
 
@@ -142,6 +162,8 @@ class Statement:
     keyword: str  # upper-case first word ("SELECT", "SHOW"...) or the first symbol
     tokens: tuple[Token, ...]  # significant tokens of the original statement
     sqlite: str  # the statement to run on SQLite
+    multiple: bool = False  # more statements followed the first (MySQL: "Commands out of sync")
+    origins: tuple[tuple[int, int], ...] = ()  # (offset in ``sqlite``, offset in ``original``) per token
 
 
 def decode_string(text: str) -> str:
@@ -193,13 +215,14 @@ def tokenize(sql: str) -> list[Token]:
     return tokens
 
 
-def first_statement(sql: str) -> tuple[str, list[Token]]:
-    """The text and tokens of the first ``;``-separated statement (the only one that runs)."""
+def first_statement(sql: str) -> tuple[str, list[Token], bool]:
+    """The text and tokens of the first ``;``-separated statement, and whether another one follows."""
     tokens = tokenize(sql)
     for position, token in enumerate(tokens):
         if token.kind == "op" and token.text == ";":
-            return sql[: token.start], tokens[:position]
-    return sql, tokens
+            more = any(later.significant and later.text != ";" for later in tokens[position + 1 :])
+            return sql[: token.start], tokens[:position], more
+    return sql, tokens, False
 
 
 def translate(sql: str, *, database: str, keywords: frozenset[str] | None = None) -> Statement:
@@ -207,27 +230,68 @@ def translate(sql: str, *, database: str, keywords: frozenset[str] | None = None
 
     ``keywords``: the statement kinds (first word) the caller runs; any other is a syntax error
     at the first word, which is what MySQL says to ``PRAGMA``, ``ATTACH`` or ``VACUUM``.
+    ``Statement.multiple`` tells the caller that more statements followed the first.
     """
     if "\0" in sql:
         raise syntax_error(sql, sql.index("\0"))
-    original, tokens = first_statement(sql)
+    original, tokens, multiple = first_statement(sql)
     significant = [token for token in tokens if token.significant]
     if not significant:
         raise empty_query()
     if keywords is not None and significant[0].upper not in keywords:
         raise syntax_error(original, significant[0].start)
     _reject_non_mysql(original, significant)
-    replacements = _rewrites(significant, database)
+    rewrite = _rewrites(significant, database)
+    index_of = {id(token): index for index, token in enumerate(significant)}
     parts: list[str] = []
+    origins: list[tuple[int, int]] = []  # (offset in the SQLite text, offset in the original)
+    length = 0
     for token in tokens:
         if token.kind == "comment":
-            parts.append(" ")
+            piece = " "
         elif token.kind == "ws":
-            parts.append(token.text)
+            piece = token.text
         else:
-            parts.append(replacements.get(id(token), _plain(token)))
+            index = index_of[id(token)]
+            piece = (
+                rewrite.before.get(index, "") + rewrite.instead.get(index, _plain(token)) + rewrite.after.get(index, "")
+            )
+            origins.append((length, token.start))
+        parts.append(piece)
+        length += len(piece)
     first = significant[0]
-    return Statement(original=original, keyword=first.upper, tokens=tuple(significant), sqlite="".join(parts))
+    return Statement(
+        original=original,
+        keyword=first.upper,
+        tokens=tuple(significant),
+        sqlite="".join(parts),
+        multiple=multiple,
+        origins=tuple(origins),
+    )
+
+
+def original_offset(statement: Statement, fragment: str) -> int:
+    """Where SQLite's ``near "fragment"`` lies in the statement as the agent wrote it.
+
+    The fragment is looked up in the SQLite text and mapped back through the token it was
+    written for; a fragment found nowhere means the end of the statement (MySQL's ``near ''``).
+    """
+    if not fragment:
+        return len(statement.original)
+    position = statement.original.find(fragment)
+    if position >= 0:
+        return position
+    at = statement.sqlite.find(fragment)
+    if at < 0:
+        at = statement.sqlite.lower().find(fragment.lower())
+    if at < 0:
+        return len(statement.original)
+    best = len(statement.original)
+    for sqlite_offset, original in statement.origins:
+        if sqlite_offset > at:
+            break
+        best = original
+    return best
 
 
 def _plain(token: Token) -> str:
@@ -241,128 +305,82 @@ def _plain(token: Token) -> str:
 
 
 def _reject_non_mysql(original: str, tokens: list[Token]) -> None:
-    """Raise the syntax error MySQL gives for SQLite/T-SQL-only syntax that SQLite would accept."""
+    """Raise the syntax error MySQL gives for SQLite/T-SQL-only syntax that SQLite would accept,
+    and for MySQL 8 reserved words used unquoted as names."""
     for position, token in enumerate(tokens):
         if token.kind == "op" and token.text in ("[", "]", "{", "}"):
             raise syntax_error(original, token.start)
         previous = tokens[position - 1] if position else None
         if token.kind == "string" and previous is not None and previous.upper in _TABLE_CONTEXT:
             raise syntax_error(original, token.start)
+    if tokens[0].upper in _NAME_CHECKED_STATEMENTS:
+        for position, token in enumerate(tokens):
+            if _reserved_name(tokens, position):
+                raise syntax_error(original, token.start)
 
 
-def _is_column_word(tokens: list[Token], index: int) -> bool:
-    token = tokens[index]
-    if token.kind == "quoted":
-        return True
-    if token.kind != "word" or token.upper in RESERVED:
+def _reserved_name(tokens: list[Token], position: int) -> bool:
+    """Whether ``tokens[position]`` is a MySQL 8 reserved word standing where a name belongs."""
+    token = tokens[position]
+    if token.kind != "word":
         return False
-    following = tokens[index + 1] if index + 1 < len(tokens) else None
-    return not (following is not None and following.text == "(")
+    word = token.upper
+    previous = tokens[position - 1] if position else None
+    following = tokens[position + 1] if position + 1 < len(tokens) else None
+    if previous is not None and previous.text == ".":
+        return False  # MySQL accepts any word after a qualifier: t.rank
+    if word in RESERVED_FUNCTION_WORDS:
+        return following is None or following.text != "("
+    if word in RESERVED_NAME_WORDS:
+        return True
+    if word in ("ORDER", "GROUP"):
+        return following is None or following.upper != "BY"
+    if word == "KEY":
+        return previous is None or previous.upper not in ("PRIMARY", "DUPLICATE", "UNIQUE", "FOREIGN")
+    if word in ("ROWS", "RANGE", "GROUPS"):
+        return (
+            following is None
+            or (following.upper not in ("BETWEEN", "UNBOUNDED", "CURRENT")
+            and following.kind != "number")
+        )
+    if word == "ROW":
+        return (previous is None or previous.upper != "CURRENT") and (following is None or following.text != "(")
+    return False
 
 
-def _column_ref_before(tokens: list[Token], end: int) -> int | None:
-    """Start index of a (qualified) column reference ending at ``end``, else None."""
-    if end < 0 or not _is_column_word(tokens, end):
-        return None
-    start = end
-    while start >= 2 and tokens[start - 1].text == "." and tokens[start - 2].kind in ("word", "quoted"):
-        start -= 2
-    if start >= 1 and tokens[start - 1].text == ".":
-        return None
-    return start
-
-
-def _column_ref_after(tokens: list[Token], start: int) -> int | None:
-    """End index of a (qualified) column reference starting at ``start``, else None."""
-    if start >= len(tokens) or tokens[start].kind not in ("word", "quoted"):
-        return None
-    end = start
-    while end + 2 < len(tokens) and tokens[end + 1].text == "." and tokens[end + 2].kind in ("word", "quoted"):
-        end += 2
-    if not _is_column_word(tokens, end):
-        return None
-    if tokens[start].kind == "word" and tokens[start].upper in RESERVED:
-        return None
-    return end
-
-
-def _number_end(tokens: list[Token], start: int) -> int | None:
-    """End index of a numeric literal (optionally signed) starting at ``start``, else None."""
-    if start < len(tokens) and tokens[start].text in ("+", "-"):
-        start += 1
-    if start < len(tokens) and tokens[start].kind == "number":
-        return start
-    return None
-
-
-def _numeric_list_end(tokens: list[Token], start: int) -> int | None:
-    """End index (the ')') of ``(n1, n2, ...)`` starting at ``start``, else None."""
-    if start >= len(tokens) or tokens[start].text != "(":
-        return None
-    index = start + 1
-    while True:
-        end = _number_end(tokens, index)
-        if end is None:
-            return None
-        index = end + 1
-        if index < len(tokens) and tokens[index].text == ",":
-            index += 1
-            continue
-        return index if index < len(tokens) and tokens[index].text == ")" else None
-
-
-def numeric_comparisons(tokens: list[Token]) -> list[tuple[int, int]]:
-    """Spans (first, last token index) of column references compared with number literals."""
-    spans: list[tuple[int, int]] = []
-    for index, token in enumerate(tokens):
-        upper = token.upper
-        if token.kind == "op" and upper in COMPARISONS:
-            left = _column_ref_before(tokens, index - 1)
-            if left is not None and _number_end(tokens, index + 1) is not None:
-                spans.append((left, index - 1))
-            right_end = _column_ref_after(tokens, index + 1)
-            if right_end is not None and index >= 1 and tokens[index - 1].kind == "number":
-                before = tokens[index - 2].text if index >= 2 else ""
-                if before not in ("*", "/", "%", "+", "-", "."):
-                    spans.append((index + 1, right_end))
-        elif token.kind == "word" and upper in ("BETWEEN", "IN"):
-            column_end = index - 1
-            if column_end >= 0 and tokens[column_end].upper == "NOT":
-                column_end -= 1
-            left = _column_ref_before(tokens, column_end)
-            if left is None:
-                continue
-            if upper == "IN":
-                if _numeric_list_end(tokens, index + 1) is not None:
-                    spans.append((left, column_end))
-                continue
-            low = _number_end(tokens, index + 1)
-            has_and = low is not None and low + 1 < len(tokens) and tokens[low + 1].upper == "AND"
-            if has_and and low is not None and _number_end(tokens, low + 2) is not None:
-                spans.append((left, column_end))
-    return spans
-
-
-def _rewrites(tokens: list[Token], database: str) -> dict[int, str]:
-    """Replacement SQLite text per token (keyed by ``id(token)``)."""
-    out: dict[int, str] = {}
+def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
+    """What to write for each significant token of the statement."""
+    out = rewrites.Rewrite()
     for index, token in enumerate(tokens):
         upper = token.upper
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         previous = tokens[index - 1] if index else None
-        if token.kind == "word" and upper == "SEPARATOR":
-            out[id(token)] = ","
-        elif token.kind == "word" and upper in ("LEFT", "RIGHT") and following is not None and following.text == "(":
-            out[id(token)] = f"mysql_{upper.lower()}"
-        elif (
-            token.kind == "word" and upper in ("SIGNED", "UNSIGNED") and previous is not None and previous.upper == "AS"
-        ):
-            out[id(token)] = "INTEGER"
+        if token.kind == "word" and upper in ("LEFT", "RIGHT") and following is not None and following.text == "(":
+            out.instead[index] = f"mysql_{upper.lower()}"
+        elif token.kind == "word" and upper == "MOD" and following is not None and following.text == "(":
+            out.instead[index] = "mysql_mod"
+        elif token.kind == "word" and upper == "RLIKE":
+            out.instead[index] = "REGEXP"
         elif token.kind == "word" and upper == "IGNORE" and index == 1 and tokens[0].upper == "INSERT":
-            out[id(token)] = "OR IGNORE"
-        elif token.kind == "word" and upper == "TRUNCATE" and index == 0:
-            pass  # handled by the engine
+            out.instead[index] = "OR IGNORE"
+        elif token.kind == "number" and "." in token.text and "e" not in token.text.lower() and token.text[:2] != "0x":
+            sign = ""
+            if previous is not None and previous.text == "-" and not (
+                index >= 2 and rewrites.ends_operand(tokens[index - 2], RESERVED)
+            ):
+                sign, out.instead[index - 1] = "-", ""
+            out.instead[index] = f"mysql_dec('{sign}{token.text}')"
         if (
+            token.identifier is not None
+            and token.identifier.lower() == "information_schema"
+            and following is not None
+            and following.text == "."
+            and index + 2 < len(tokens)
+            and (tokens[index + 2].identifier or "").upper() == "COLUMNS"
+        ):
+            out.instead[index], out.instead[index + 1] = "", ""
+            out.instead[index + 2] = quote_identifier(rewrites.INFORMATION_COLUMNS)
+        elif (
             token.identifier == database
             and following is not None
             and following.text == "."
@@ -372,12 +390,17 @@ def _rewrites(tokens: list[Token], database: str) -> dict[int, str]:
         ):
             qualified_further = index + 3 < len(tokens) and tokens[index + 3].text == "."
             if qualified_further or (previous is not None and previous.upper in _TABLE_CONTEXT):
-                out[id(token)] = "main"
-    for first, last in numeric_comparisons(tokens):
-        start, end = tokens[first], tokens[last]
-        out[id(start)] = "mysql_number(" + out.get(id(start), _plain(start))
-        if first == last:
-            out[id(start)] += ")"
-        else:
-            out[id(end)] = out.get(id(end), _plain(end)) + ")"
+                out.instead[index] = "main"
+    rewrites.casts(tokens, out)
+    rewrites.arithmetic(tokens, out, RESERVED)
+    rewrites.number_comparisons(tokens, out, RESERVED, COMPARISONS)
+    rewrites.stored_numbers(tokens, out, "'{}'")  # outermost: wraps whole values
+
+    def render(first: int, last: int) -> str:
+        return " ".join(
+            out.before.get(i, "") + out.instead.get(i, _plain(tokens[i])) + out.after.get(i, "")
+            for i in range(first, last + 1)
+        )
+
+    rewrites.group_concat(tokens, out, render)
     return out

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import re
 import sqlite3
 import time
 import unicodedata
@@ -29,15 +28,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefbuild.envs.sql.dialect import Statement, quote_identifier, translate
+from prefbuild.envs.sql import mysql_functions as fn
+from prefbuild.envs.sql.dialect import Statement, original_offset, quote_identifier, translate
 from prefbuild.envs.sql.mysql_errors import (
     MySqlError,
     access_denied,
+    commands_out_of_sync,
     from_sqlite,
     syntax_error,
     timeout_error,
     unknown_table,
 )
+from prefbuild.envs.sql.mysql_functions import collation_key, mysql_number
+from prefbuild.envs.sql.rewrites import INFORMATION_COLUMNS
 
 REPLY_LIMIT = 800
 TRUNCATED = "[TRUNCATED]"
@@ -69,7 +72,17 @@ NOOP_KEYWORDS = frozenset({"BEGIN", "START", "COMMIT", "ROLLBACK", "SET"})
 META_KEYWORDS = frozenset({"SHOW", "DESCRIBE", "DESC", "EXPLAIN", "USE"})
 ALL_KEYWORDS = QUERY_KEYWORDS | DML_KEYWORDS | DDL_KEYWORDS | NOOP_KEYWORDS | META_KEYWORDS
 _SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
-_NUMBER_PREFIX = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)")
+_WRITES = frozenset(
+    {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE, sqlite3.SQLITE_DROP_TEMP_TABLE}
+)
+_TABLE_CONTEXT = frozenset({"FROM", "JOIN", "INTO", "UPDATE", "TABLE"})
+# information_schema.COLUMNS as MySQL 8 lists a TEXT column of the task's table.
+_INFORMATION_COLUMNS = (
+    "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "ORDINAL_POSITION", "COLUMN_DEFAULT",
+    "IS_NULLABLE", "DATA_TYPE", "CHARACTER_MAXIMUM_LENGTH", "CHARACTER_OCTET_LENGTH", "NUMERIC_PRECISION",
+    "NUMERIC_SCALE", "DATETIME_PRECISION", "CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY",
+    "EXTRA", "PRIVILEGES", "COLUMN_COMMENT", "GENERATION_EXPRESSION", "SRS_ID",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -96,19 +109,6 @@ def _fold(text: str) -> str:
 
 
 _fold_cached = functools.lru_cache(maxsize=65_536)(_fold)
-
-
-def mysql_number(value: Any) -> int | float | None:
-    """MySQL's string-to-number conversion: the longest numeric prefix, else 0 (``'4,567'`` -> 4.0)."""
-    if value is None or isinstance(value, int | float):
-        return value
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    match = _NUMBER_PREFIX.match(str(value))
-    if not match:
-        return 0.0
-    number = float(match.group(1))
-    return number if math.isfinite(number) else 0.0
 
 
 def format_reply(text: str, limit: int = REPLY_LIMIT) -> str:
@@ -220,10 +220,7 @@ def _concat_ws(separator: Any, *values: Any) -> str | None:
     return _text(separator).join(_text(value) for value in values if value is not None)
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+_text = fn.text
 
 
 def _md5(value: Any) -> str | None:
@@ -277,6 +274,7 @@ class SqlSandbox:
         self.timeout_s = timeout_s
         self.reply_limit = reply_limit
         self._deadline = math.inf
+        self._marks = fn.DecimalMarks()
         self._connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._setup(rows)
 
@@ -308,9 +306,11 @@ class SqlSandbox:
         connection.create_function("char_length", 1, lambda v: None if v is None else len(_text(v)))
         connection.create_function("locate", 2, self._guard(_locate), deterministic=True)
         connection.create_function("locate", 3, self._guard(_locate), deterministic=True)
-        column_sql = ", ".join(f"{quote_identifier(name)} TEXT COLLATE {COLLATION}" for name in self.columns)
-        connection.execute(f"CREATE TABLE {quote_identifier(self.table_name)} ({column_sql})")
-        if rows:
+        self._register_mysql_functions()
+        if builds_table(self.columns):
+            column_sql = ", ".join(f"{quote_identifier(name)} TEXT COLLATE {COLLATION}" for name in self.columns)
+            connection.execute(f"CREATE TABLE {quote_identifier(self.table_name)} ({column_sql})")
+        if rows and builds_table(self.columns) and all(len(row) == len(self.columns) for row in rows):
             marks = ", ".join("?" for _ in self.columns)
             connection.executemany(
                 f"INSERT INTO {quote_identifier(self.table_name)} VALUES ({marks})",
@@ -318,6 +318,59 @@ class SqlSandbox:
             )
         connection.set_authorizer(_authorize)
         connection.set_progress_handler(self._progress, 1000)
+
+    def _register_mysql_functions(self) -> None:
+        """MySQL built-ins under their MySQL names (or the ``mysql_*`` names the dialect writes)."""
+        marks, guard = self._marks, self._guard
+        deterministic: dict[str, tuple[int, Any]] = {
+            "mysql_div": (2, functools.partial(fn.divide, marks)),
+            "mysql_add": (2, functools.partial(fn.add, marks)),
+            "mysql_sub": (2, functools.partial(fn.subtract, marks)),
+            "mysql_mul": (2, functools.partial(fn.multiply, marks)),
+            "mysql_neg": (1, functools.partial(fn.negate, marks)),
+            "floor": (1, functools.partial(fn.floor, marks)),
+            "ceil": (1, functools.partial(fn.ceiling, marks)),
+            "ceiling": (1, functools.partial(fn.ceiling, marks)),
+            "abs": (1, functools.partial(fn.absolute, marks)),
+            "mysql_intdiv": (2, fn.integer_divide),
+            "mysql_mod": (2, fn.modulo),
+            "mysql_dec": (1, functools.partial(fn.decimal_literal, marks)),
+            "mysql_decimal": (3, functools.partial(fn.cast_decimal, marks)),
+            "mysql_signed": (1, fn.cast_signed),
+            "mysql_double": (1, fn.cast_double),
+            "mysql_date": (1, fn.cast_date),
+            "substring_index": (3, fn.substring_index),
+            "lpad": (3, fn.lpad),
+            "rpad": (3, fn.rpad),
+            "repeat": (2, lambda value, count: fn.repeat(value, count, MAX_VALUE_BYTES)),
+            "truncate": (2, functools.partial(fn.truncate, marks)),
+            "mysql_store": (1, functools.partial(fn.stored_text, marks)),
+            "year": (1, fn.year),
+            "month": (1, fn.month),
+            "day": (1, fn.day),
+            "dayofmonth": (1, fn.day),
+            "str_to_date": (2, fn.str_to_date),
+            "date_format": (2, fn.date_format),
+            "strcmp": (2, fn.strcmp),
+            "length": (1, fn.byte_length),
+            "octet_length": (1, fn.byte_length),
+            "version": (0, fn.version),
+        }
+        for name, (count, function) in deterministic.items():
+            self._connection.create_function(name, count, guard(function), deterministic=True)
+        self._connection.create_function("round", 1, guard(functools.partial(fn.round_number, marks)))
+        self._connection.create_function("round", 2, guard(functools.partial(fn.round_number, marks)))
+        self._connection.create_function("mysql_char", 1, guard(fn.cast_char), deterministic=True)
+        self._connection.create_function("mysql_char", 2, guard(fn.cast_char), deterministic=True)
+        for name, function in (("now", fn.now), ("curdate", fn.curdate), ("current_timestamp", fn.now)):
+            self._connection.create_function(name, 0, function)
+        self._connection.create_function("sysdate", 0, fn.now)
+        remaining = functools.partial(self._remaining)
+        self._connection.create_function("regexp", 2, guard(functools.partial(fn.regexp_like, remaining)))
+        self._connection.create_aggregate("mysql_group_concat", -1, fn.GroupConcat)
+
+    def _remaining(self) -> float:
+        return self._deadline - time.monotonic()
 
     def _expired(self) -> bool:
         if time.monotonic() > self._deadline:
@@ -331,7 +384,7 @@ class SqlSandbox:
     def _collate(self, left: str, right: str) -> int:
         if self._expired():
             return 0
-        a, b = fold(left), fold(right)
+        a, b = collation_key(left), collation_key(right)
         return (a > b) - (a < b)
 
     def _guard(self, function: Any) -> Any:
@@ -361,11 +414,44 @@ class SqlSandbox:
             return self._error(MySqlError(1153, "08S01", "Got a packet bigger than 'max_allowed_packet' bytes"))
         try:
             statement = translate(sql, database=self.database, keywords=ALL_KEYWORDS)
+            self._check_table_names(statement)
+            if statement.multiple:
+                return self._out_of_sync(statement)
             return self._dispatch(statement)
         except MySqlError as error:
             return self._error(error)
         except RecursionError:
             return self._error(syntax_error(sql, 0))
+
+    def _out_of_sync(self, statement: Statement) -> ExecResult:
+        """Several statements at once: the first one's error if it fails, else "Commands out of sync";
+        nothing the first statement did is kept (the harness never reads past the first result)."""
+        connection = self._connection
+        connection.execute("SAVEPOINT multi_statement")
+        try:
+            self._dispatch(statement)
+        finally:
+            connection.execute("ROLLBACK TO multi_statement")
+            connection.execute("RELEASE multi_statement")
+        raise commands_out_of_sync()
+
+    def _check_table_names(self, statement: Statement) -> None:
+        """Table names are case-sensitive on MySQL/Linux: ``FROM Players`` misses table ``players``."""
+        names = self._table_names()
+        exact = set(names)
+        folded = {name.casefold() for name in names}
+        tokens = statement.tokens
+        for index, token in enumerate(tokens):
+            name = token.identifier
+            if name is None or index == 0 or name in exact or name.casefold() not in folded:
+                continue
+            previous = tokens[index - 1]
+            qualified = previous.text == "." and index >= 2 and tokens[index - 2].identifier == self.database
+            if previous.upper in _TABLE_CONTEXT or qualified:
+                following = tokens[index + 1] if index + 1 < len(tokens) else None
+                if following is not None and following.text == ".":
+                    continue
+                raise unknown_table(self.database, name)
 
     def _error(self, error: MySqlError) -> ExecResult:
         return ExecResult(
@@ -390,7 +476,10 @@ class SqlSandbox:
 
     def _run(self, statement: Statement, sql: str, kind: str) -> ExecResult:
         connection = self._connection
+        if INFORMATION_COLUMNS in sql:
+            self._refresh_information_columns()
         changes_before = connection.total_changes
+        self._marks.clear()
         self._deadline = time.monotonic() + self.timeout_s
         try:
             cursor = connection.execute(sql)
@@ -401,7 +490,17 @@ class SqlSandbox:
         except sqlite3.Error as error:
             if time.monotonic() > self._deadline:
                 raise timeout_error() from None
-            raise from_sqlite(error, statement=statement.original, database=self.database) from None
+            if INFORMATION_COLUMNS in sql and str(error).startswith("not authorized"):
+                raise MySqlError(
+                    1044, "42000", "Access denied for user 'root'@'%' to database 'information_schema'"
+                ) from None
+            raise from_sqlite(
+                error,
+                statement=statement.original,
+                database=self.database,
+                tokens=statement.tokens,
+                near=functools.partial(original_offset, statement),
+            ) from None
         except (ValueError, OverflowError, MemoryError) as error:
             raise MySqlError(1105, "HY000", str(error) or type(error).__name__) from None
         finally:
@@ -422,10 +521,38 @@ class SqlSandbox:
                 break
             for row in batch:
                 rows.append(tuple(row))
-                text = repr(tuple(row))
+                text = self._row_text(tuple(row))
                 parts.append(text)
                 length += len(text) + 2
         return tuple(rows), "[" + ", ".join(parts) + "]"
+
+    def _row_text(self, row: tuple[Any, ...]) -> str:
+        """A row printed the way the client prints it (DECIMAL results as ``Decimal('...')``)."""
+        if not self._marks.scales:
+            return repr(row)
+        cells = [self._marks.render(value) for value in row]
+        return "(" + ", ".join(cells) + ("," if len(cells) == 1 else "") + ")"
+
+    def _refresh_information_columns(self) -> None:
+        """Fill the read-only ``information_schema.COLUMNS`` with the current tables' columns."""
+        connection = self._connection
+        name = quote_identifier(INFORMATION_COLUMNS)
+        rows = []
+        for table in self._table_names():
+            for position, column in enumerate(self._columns_of(table), start=1):
+                rows.append(
+                    ("def", self.database, table, column, position, None, "YES", "text", 65535, 262140, None, None,
+                     None, "utf8mb4", COLLATION, "text", "", "", "select,insert,update,references", "", "", None)
+                )  # fmt: skip
+        connection.set_authorizer(None)
+        try:
+            column_sql = ", ".join(f"{quote_identifier(column)} COLLATE {COLLATION}" for column in _INFORMATION_COLUMNS)
+            connection.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} ({column_sql})")
+            connection.execute(f"DELETE FROM temp.{name}")
+            marks = ", ".join("?" for _ in _INFORMATION_COLUMNS)
+            connection.executemany(f"INSERT INTO temp.{name} VALUES ({marks})", rows)
+        finally:
+            connection.set_authorizer(_authorize)
 
     def _rows_reply(self, rows: list[tuple[Any, ...]], *, kind: str) -> ExecResult:
         text = "[" + ", ".join(repr(row) for row in rows) + "]"
@@ -493,7 +620,8 @@ class SqlSandbox:
 
     def _table_names(self) -> list[str]:
         cursor = self._connection.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+            "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
         )
         return sorted(row[0] for row in cursor.fetchall())
 
@@ -530,6 +658,19 @@ class SqlSandbox:
         self._connection.close()
 
 
+def builds_table(columns: Sequence[str]) -> bool:
+    """Whether MySQL's ``CREATE TABLE`` accepts these column names (none empty, no duplicates
+    ignoring case). The benchmark builds a table it cannot create as no table at all, and a row
+    list with a wrong-width row as an empty table (the one multi-row INSERT fails whole).
+
+    Example:
+        >>> builds_table(["a", "b"]), builds_table(["a", "A"]), builds_table([""])
+        (True, False, False)
+    """
+    folded = [name.casefold() for name in columns]
+    return bool(columns) and all(name.strip() for name in columns) and len(set(folded)) == len(folded)
+
+
 def _cell(value: Any) -> Any:
     """A cell as the benchmark stores it in a TEXT column (numbers become their text)."""
     if value is None or isinstance(value, str):
@@ -540,6 +681,10 @@ def _cell(value: Any) -> Any:
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, database: str | None, source: str | None) -> int:
+    if action in _WRITES and arg1 == INFORMATION_COLUMNS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_ALTER_TABLE and arg2 == INFORMATION_COLUMNS:
+        return sqlite3.SQLITE_DENY
     if action in _DENIED_ACTIONS:
         return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:

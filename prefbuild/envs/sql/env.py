@@ -26,10 +26,11 @@ from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.sql import actions
 from prefbuild.envs.sql.backends import Sandbox, check_backend, open_sandbox, printed_table_hash
 from prefbuild.envs.sql.engine import REPLY_LIMIT
+from prefbuild.envs.sql.expert import ExpertPlan, answer_observed, plan_expert
 from prefbuild.envs.sql.generator import canonical_split, generate_items, ident
-from prefbuild.envs.sql.grader import answers_match, printed_hash
+from prefbuild.envs.sql.grader import answers_match
 from prefbuild.envs.sql.items import TASK_TYPES, SqlItem
-from prefbuild.envs.sql.loader import load_items, parse_item
+from prefbuild.envs.sql.loader import InvalidItem, check_on_invalid_item, load_items, parse_item
 from prefbuild.envs.sql.protocol import DBBenchProtocol
 from prefbuild.envs.sql.repair import repair_statement
 from prefbuild.records import TaskInfo
@@ -90,6 +91,7 @@ class SqlEnv(Env):
         dialect: str | None = None,
         backend: str = "sqlite",
         db_url: str | None = None,
+        on_invalid_item: str = "skip",
     ) -> None:
         if dialect not in (None, *self.dialects):
             raise ValueError(f"sql env: unknown dialect {dialect!r}; known: {', '.join(self.dialects)}")
@@ -104,6 +106,10 @@ class SqlEnv(Env):
         self.max_round = max_round
         self.timeout_s = timeout_s
         self.reply_limit = reply_limit
+        # Data-file items MySQL cannot build as written: skip | error | as_benchmark (loader docstring).
+        self.on_invalid_item = check_on_invalid_item(on_invalid_item)
+        self.invalid_items: list[InvalidItem] = []  # filled by tasks(); the manifest records the count
+        self.expert_plan: ExpertPlan | None = None  # the episode's oracle plan (why there is no expert)
         self._item: SqlItem | None = None
         self._sandbox: Sandbox | None = None
         self._done = True
@@ -136,7 +142,9 @@ class SqlEnv(Env):
     def _file_tasks(self, split: str, n: int, seed: int, task_types: Sequence[str] | None) -> Iterator[EnvTask]:
         assert self.data_file is not None
         produced = 0
-        for line, item in load_items(self.data_file):
+        self.invalid_items.clear()
+        items = load_items(self.data_file, on_invalid_item=self.on_invalid_item, invalid=self.invalid_items)
+        for line, item in items:
             if produced >= n:
                 return
             if task_types and item.type not in task_types:
@@ -148,7 +156,11 @@ class SqlEnv(Env):
     # -- episode --------------------------------------------------------------------------
 
     def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
-        item = task.payload if isinstance(task.payload, SqlItem) else parse_item(task.payload, source=task.info.id)
+        item = (
+            task.payload
+            if isinstance(task.payload, SqlItem)
+            else parse_item(task.payload, source=task.info.id, as_benchmark=self.on_invalid_item == "as_benchmark")
+        )
         if self._sandbox is not None:
             self._sandbox.close()
         self._item = item
@@ -163,6 +175,8 @@ class SqlEnv(Env):
         self._initial_hash = self._current_hash()
         self._prepare_reference(item)
         info = {"task_id": task.info.id, "type": item.type, "max_round": self.max_round}
+        if self.expert_plan is not None:
+            info["expert"] = self.expert_plan.as_dict()
         return item.prompt, info
 
     def _new_sandbox(self, item: SqlItem) -> Sandbox:
@@ -177,27 +191,12 @@ class SqlEnv(Env):
             self._sandbox = None
 
     def _prepare_reference(self, item: SqlItem) -> None:
-        """Run the reference statement on a scratch copy: the expert's operation and its expected reply."""
-        self._reference_sql, self._reference_reply, self._target_hash = None, None, item.answer_md5
-        self._target_rows = None
-        scratch = self._new_sandbox(item)
-        try:
-            if item.reference_sql:
-                result = scratch.execute(item.reference_sql)
-                if result.error is None:
-                    self._reference_sql, self._reference_reply = item.reference_sql, result.reply
-            if item.mutation and self._reference_sql is not None:
-                rows = scratch.table_rows() or []
-                replayed = printed_table_hash(scratch) or printed_hash(None)
-                if self._target_hash is None:
-                    self._target_hash = replayed
-                if replayed == self._target_hash:  # the reference reproduces the stored hash
-                    self._target_rows = rows
-            elif self._reference_sql is None:
-                fallback = f"SELECT * FROM {ident(item.table_name)}"
-                self._reference_sql, self._reference_reply = fallback, scratch.execute(fallback).reply
-        finally:
-            scratch.close()
+        """Plan the expert on scratch copies (``expert.plan_expert``): its operation and expected reply."""
+        plan = plan_expert(item, self._new_sandbox)
+        self.expert_plan = plan
+        self._reference_sql, self._reference_reply = plan.operation, plan.reply
+        self._target_hash = plan.target_hash if item.mutation else item.answer_md5
+        self._target_rows = list(plan.target_rows) if plan.target_rows is not None else None
 
     def step(self, action: str) -> StepResult:
         if self._done or self._item is None or self._sandbox is None:
@@ -246,6 +245,8 @@ class SqlEnv(Env):
         else:
             won = answers_match(answer, item.label)
             info["expected"] = list(item.label)
+            # Could the agent have read its answer off a reply? False flags an unseen (guessed) answer.
+            info["answer_in_observation"] = answer_observed(answer, sorted(self._replies)) if answer else None
         if reason is not None:
             info["reason"] = reason
         info["won"] = won
@@ -295,8 +296,9 @@ class SqlEnv(Env):
         """Run the reference SQL, then answer (the label for queries; ``[]`` once a mutation is done).
 
         A mutation table that was already changed is repaired toward the target rows
-        (``repair.repair_statement``); where even that is impossible (a column was dropped,
-        the target is unknown) the expert answers, which ends the episode as a failure.
+        (``repair.repair_statement``). There is no expert (None) for a mutation whose reference
+        fails or does not reproduce ``answer_md5``, or whose table can no longer be repaired
+        (``expert_plan.reason`` says why); the budget of ``max_round`` operations is respected.
         """
         item = self._item
         if self._done or item is None:
@@ -307,16 +309,16 @@ class SqlEnv(Env):
             return actions.answer(" " + answer_literal(item.label))
         return actions.operation(self._reference_sql)
 
-    def _mutation_expert(self, item: SqlItem) -> str:
+    def _mutation_expert(self, item: SqlItem) -> str | None:
         assert self._sandbox is not None
         done = actions.answer(" []")
         current = self._current_hash()
-        if current == self._target_hash or self._operations >= self.max_round:
+        if current == self._target_hash:
             return done
+        if self._target_rows is None or self._operations >= self.max_round:
+            return None
         if current == self._initial_hash and self._reference_sql is not None:
             return actions.operation(self._reference_sql)
-        if self._target_rows is None:
-            return done
         statement = repair_statement(
             item.table_name,
             item.columns,
@@ -324,7 +326,7 @@ class SqlEnv(Env):
             self._target_rows,
             table_exists=self._sandbox.table_exists(),
         )
-        return done if statement is None else actions.operation(statement)
+        return None if statement is None else actions.operation(statement)
 
     def failure_action(self, mode: str, rng: random.Random) -> str | None:
         """``premature_success``: answer before any query (or before a mutation ran);
