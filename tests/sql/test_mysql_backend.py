@@ -210,3 +210,12 @@ def test_env_mutation_grading_uses_the_server_hash(mysql_backend: MySqlBackend) 
     final = env.step("Answer: []")
     assert final.won and final.info["table_hash"] == final.info["expected"]
     env.close()
+
+
+def test_python_grader_cuts_the_hash_input_where_the_server_does(mysql_backend: MySqlBackend) -> None:
+    rows = tuple((f"row {index}", str(index)) for index in range(300))  # 300 prefixes: 1799 bytes joined
+    opened = mysql_backend.open(make_item(table_name="Long table", columns=("Name", "Value"), rows=rows))
+    try:
+        assert opened.printed_table_hash() == printed_hash(table_hash(rows))
+    finally:
+        opened.close()
