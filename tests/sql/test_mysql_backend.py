@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import gc
+import json
 from pathlib import Path
 
 import pytest
@@ -219,3 +221,29 @@ def test_python_grader_cuts_the_hash_input_where_the_server_does(mysql_backend: 
         assert opened.printed_table_hash() == printed_hash(table_hash(rows))
     finally:
         opened.close()
+
+
+def test_a_recipe_runs_its_sql_episodes_on_the_real_server(mysql_backend: MySqlBackend, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from prefbuild.cli import main
+
+    out = tmp_path / "run"
+    overrides = [
+        "teacher.backend=scripted",
+        "teacher.model=scripted-expert",
+        "env.0.num_tasks=6",
+        "env.1.num_tasks=1",
+        "env.0.options.backend=mysql",
+    ]
+    args = ["run", "agentbench-ironguard", "--out", str(out), "--quiet"]
+    for override in overrides:
+        args += ["--set", override]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    episodes = [json.loads(line) for line in (out / "labelled.jsonl").read_text().splitlines()]
+    sql = [episode for episode in episodes if episode["env"]["name"] == "sql"]
+    assert len(sql) == 6 and sum(episode["outcome"]["success"] for episode in sql) >= 3
+    gc.collect()  # the rollout engine drops its envs without close(): their databases go with them
+    system = {"information_schema", "mysql", "performance_schema", "sys"}
+    assert _databases(mysql_backend) <= system
