@@ -31,7 +31,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -40,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from prefbuild.teachers.vllm_launcher import find_free_port
 
 __all__ = [
     "MARIADB_COLLATION",
@@ -101,13 +102,6 @@ def mariadb_available() -> str | None:
     if missing:
         return f"{' and '.join(missing)} not found: install the Debian package mariadb-server"
     return None
-
-
-def find_free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago on ``host``."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
 
 
 def _tail(path: Path, lines: int = 30) -> str:
