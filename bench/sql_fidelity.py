@@ -59,7 +59,8 @@ def main() -> int:
     print(f"\n{len(diverging)} diverging cases (first {min(args.show, len(diverging))}):")
     for result in diverging[: args.show]:
         case = result.case
-        print(f"\n[{case.category}] ({case.domain}) {case.sql}")
+        note = f" (left out: {case.mysql8_differs})" if case.mysql8_differs else ""
+        print(f"\n[{case.category}] ({case.domain}) {case.sql}{note}")
         if not result.same_reply:
             print(f"  sqlite: {_short(result.sqlite_reply)}")
             print(f"  mysql:  {_short(result.mysql_reply)}")
@@ -76,6 +77,7 @@ def main() -> int:
                 "mysql_reply": r.mysql_reply,
                 "sqlite_hash": r.sqlite_hash,
                 "mysql_hash": r.mysql_hash,
+                "mysql8_differs": r.case.mysql8_differs,
             }
             for r in diverging
         ]
