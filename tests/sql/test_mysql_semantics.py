@@ -67,7 +67,7 @@ def db() -> SqlSandbox:
         # 12.7 Date and time functions.
         (f"SELECT YEAR(`Born`), MONTH(`Born`) FROM {T} WHERE `Name` = 'Ann'", "[(2019, 5)]"),
         ("SELECT YEAR('2019'), YEAR(NULL)", "[(None, None)]"),
-        ("SELECT STR_TO_DATE('01/05/2019', '%d/%m/%Y'), STR_TO_DATE('x', '%Y')", "[('2019-05-01', None)]"),
+        ("SELECT STR_TO_DATE('01/05/2019', '%d/%m/%Y'), STR_TO_DATE('x', '%Y')", "[(datetime.date(2019, 5, 1), None)]"),
         (
             "SELECT DATE_FORMAT('2019-05-01', '%M %e, %Y'), DATE_FORMAT('2019-05-01 13:04:00', '%H:%i')",
             "[('May 1, 2019', '13:04')]",
@@ -85,6 +85,46 @@ def db() -> SqlSandbox:
             f"SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_NAME = '{T}' "
             "ORDER BY ORDINAL_POSITION",
             "[('Name', 'text'), ('Score', 'text'), ('Born', 'text'), ('Note', 'text')]",
+        ),
+        # 12.6.1 Arithmetic: + - * keep exact values exact (DECIMAL scale), text operands make doubles.
+        (
+            "SELECT 2 * 3.5, 0.1 + 0.2, 1 - 2 - 3, 2 + 3 * 4, (1 + 2) * 3",
+            "[(Decimal('7.0'), Decimal('0.3'), -4, 14, 9)]",
+        ),
+        ("SELECT '10' + 5, '3 apples' + 2, -'5'", "[(15.0, 5.0, -5.0)]"),
+        (f"SELECT MAX(`Score` + 0) FROM {T}", "[(10.0,)]"),
+        ("SELECT COUNT(*) * 100.0 / 3 FROM (SELECT 1) AS x", "[(Decimal('33.33333'),)]"),
+        (
+            "SELECT FLOOR(-1.5), CEIL(1.2), ABS(-3), ROUND(2.456, 2), ROUND(2.5)",
+            "[(-2, 2, 3, Decimal('2.46'), Decimal('3'))]",
+        ),
+        # 10.3 Literals compare under the connection collation (accent/case-insensitive, no pad).
+        ("SELECT 'Montreal' = 'Montréal', 'abc' = 'ABC', 'a' = 'a ', 'B' > 'a'", "[(1, 1, 0, 1)]"),
+        ("SELECT UPPER('Montréal'), LOWER('ÅSA')", "[('MONTRÉAL', 'åsa')]"),
+        # 12.7 Dates: DATE results print as datetime.date; INTERVAL arithmetic.
+        (
+            "SELECT CAST('2019-01-02' AS DATE), DATE('2021-12-25 10:00:00')",
+            "[(datetime.date(2019, 1, 2), datetime.date(2021, 12, 25))]",
+        ),
+        (
+            "SELECT DATEDIFF('2020-03-01', '2020-02-01'), DATE_ADD('2020-01-31', INTERVAL 1 MONTH)",
+            "[(29, '2020-02-29')]",
+        ),
+        (
+            f"SELECT `Born` + INTERVAL 1 DAY, DATE_SUB(`Born`, INTERVAL 1 YEAR) FROM {T} LIMIT 1",
+            "[('2019-05-02', '2018-05-01')]",
+        ),
+        (
+            "SELECT DAYNAME('2021-12-25'), MONTHNAME('2021-12-25'), DAYOFWEEK('2021-12-25')",
+            "[('Saturday', 'December', 7)]",
+        ),
+        ("SELECT FORMAT(1234567.891, 2), REVERSE('abc'), DATABASE()", f"[('1,234,567.89', 'cba', '{T}')]"),
+        # 13.2.15 HAVING without GROUP BY filters rows and may use select aliases.
+        (f"SELECT `Name`, `Score` AS s FROM {T} HAVING s > 8", "[('Ann', '10')]"),
+        # 28.3.38 INFORMATION_SCHEMA.TABLES.
+        (
+            "SELECT TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()",
+            f"[('{T}', 4)]",
         ),
         # 9.2 Schema object names: a reserved word is fine after a qualifier.
         (f"SELECT {T}.rank FROM (SELECT 1 AS `rank`) AS {T}", "[(1,)]"),
@@ -111,6 +151,7 @@ def test_mysql_reply(db: SqlSandbox, sql: str, reply: str) -> None:
         (f"SELECT Rank FROM {T}", SYNTAX + f"'Rank FROM {T}' at line 1"),
         (f"SELECT `Name` AS match FROM {T}", SYNTAX + f"'match FROM {T}' at line 1"),
         (f"SELECT `Name` FROM {T} WHERE release = 1", SYNTAX + "'release = 1' at line 1"),
+        (f"SELECT `Name` FROM {T} ORDER BY `Name` LIMIT 1; SELECT 2", "2014 (HY000): Commands out of sync"),
         (f"SELECT `Name` FROM {T} ORDER BY Key", SYNTAX + "'Key' at line 1"),
         # Error positions survive the rewrites; unknown columns name MySQL's clause.
         (f"SELECT `Score` / 2 FROM {T} WHER `Score` = 1", SYNTAX + "'`Score` = 1' at line 1"),
@@ -122,6 +163,17 @@ def test_mysql_reply(db: SqlSandbox, sql: str, reply: str) -> None:
         (f"UPDATE {T} SET `Nme` = 1 WHERE `Score` = 2", "1054 (42S22): Unknown column 'Nme' in 'field list'"),
         (f"DELETE FROM {T} WHERE `Nme` = 2", "1054 (42S22): Unknown column 'Nme' in 'where clause'"),
         (f"DELETE FROM information_schema.COLUMNS WHERE TABLE_NAME = '{T}'", "1044 (42000): Access denied"),
+        ("UPDATE information_schema.TABLES SET TABLE_ROWS = 0", "1044 (42000): Access denied"),
+        ("SELECT * FROM information_schema.NOPE", "1109 (42S02): Unknown table 'NOPE' in information_schema"),
+        (f"SELECT * FROM other_db.{T}", f"1146 (42S02): Table 'other_db.{T}' doesn't exist"),
+        (f"INSERT INTO {T} (nosuch) VALUES (1)", "1054 (42S22): Unknown column 'nosuch' in 'field list'"),
+        (f"SELECT `Name` FROM {T} HAVING nosuch > 1", "1054 (42S22): Unknown column 'nosuch' in 'having clause'"),
+        (f"SELECT COUNT(*) FROM {T} WHERE `Name` ==  'Ann'", SYNTAX + "'=  'Ann'' at line 1"),
+        (f"SELECT * FROM {T} LIMIT -1", SYNTAX + "'-1' at line 1"),
+        (f"SELECT `Name` FROM {T} ORDER `Name`", SYNTAX + "'`Name`' at line 1"),
+        (f"SELECT `Name` AS desc FROM {T}", SYNTAX + f"'desc FROM {T}' at line 1"),
+        (f"SELECT `Name` FROM {T} WHERE `Name` = 'It's'", SYNTAX + "'s'' at line 1"),
+        ("SELECT printf('%d', 1)", f"1305 (42000): FUNCTION {T}.printf does not exist"),
         (f"SELECT `Name` FROM {T} WHERE `Score` = (SELECT `Name`, `Score` FROM {T})", "1241 (21000): Operand should"),
     ],
 )
@@ -151,6 +203,19 @@ def test_update_stores_mysql_text(db: SqlSandbox, sql: str, stored: str) -> None
     result = db.execute(sql)
     assert result.error is None, result.error
     assert (db.table_rows() or [])[0][1] == stored
+
+
+def test_insert_set_form_and_hex_literal(db: SqlSandbox) -> None:
+    assert db.execute(f"INSERT INTO {T} SET `Name` = 'Set', `Score` = 1.50").error is None
+    assert db.execute(f"INSERT INTO {T} (`Name`, `Score`) VALUES ('Hex', 0x41), ('Div', 10 / 4)").error is None
+    rows = db.table_rows() or []
+    assert rows[-3:] == [("Set", "1.50", None, None), ("Hex", "A", None, None), ("Div", "2.5000", None, None)]
+
+
+def test_alter_table_add_column_works(db: SqlSandbox) -> None:
+    result = db.execute(f"ALTER TABLE {T} ADD COLUMN extra TEXT")
+    assert result.error is None and result.mutated, result.error
+    assert db.execute(f"SELECT extra FROM {T} LIMIT 1").reply == "[(None,)]"
 
 
 def test_insert_of_unquoted_numbers_hashes_like_mysql(db: SqlSandbox) -> None:

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from prefbuild.envs.sql import rewrites
-from prefbuild.envs.sql.mysql_errors import empty_query, syntax_error
+from prefbuild.envs.sql import information_schema, rewrites
+from prefbuild.envs.sql.mysql_errors import MySqlError, empty_query, syntax_error
+from prefbuild.envs.sql.mysql_functions import COLLATION
 
 _TOKEN = re.compile(
     r"""
@@ -124,6 +125,9 @@ RESERVED_NAME_WORDS = frozenset(
         "TERMINATED", "OPTIMIZE", "ANALYZE", "GENERATED", "STORED", "VIRTUAL", "MASTER_BIND",
     }
 )  # fmt: skip
+# SQLite built-ins MySQL lacks that could cost seconds in one call (printf width bombs); the
+# engine needs them internally (ALTER TABLE), so they are refused here by name.
+_SQLITE_ONLY_FUNCTIONS = frozenset({"printf", "glob", "sqlite_version", "load_extension", "zeroblob"})
 _NAME_CHECKED_STATEMENTS = frozenset({"SELECT", "WITH", "INSERT", "REPLACE", "UPDATE", "DELETE", "("})
 # Keywords after which a table name, never a string literal, must follow.
 _TABLE_CONTEXT = frozenset({"FROM", "JOIN", "INTO", "UPDATE", "TABLE", "DESCRIBE", "DESC"})
@@ -205,7 +209,7 @@ def tokenize(sql: str) -> list[Token]:
         text = match.group()
         start = match.start()
         if kind == "opencomment" or (kind == "op" and text in ("'", '"', "`")):
-            raise syntax_error(sql, start)
+            raise syntax_error(sql, _unterminated_error_at(tokens, start))
         if kind == "string":
             tokens.append(Token(kind, text, start, decode_string(text)))
         elif kind == "quoted":
@@ -213,6 +217,17 @@ def tokenize(sql: str) -> list[Token]:
         else:
             tokens.append(Token(kind, text, start))
     return tokens
+
+
+def _unterminated_error_at(tokens: list[Token], start: int) -> int:
+    """Where MySQL's parser stops before an unterminated quote: ``= 'It's'`` fails at ``s``, the
+    word left after the string ``'It'`` closed early; otherwise at the quote itself."""
+    significant = [token for token in tokens if token.significant]
+    if len(significant) >= 2 and significant[-1].kind == "word" and significant[-2].kind == "string":
+        before = significant[-3].upper if len(significant) >= 3 else ""
+        if before not in ("SELECT", ",", "AS") and significant[-1].upper not in RESERVED:
+            return significant[-1].start
+    return start
 
 
 def first_statement(sql: str) -> tuple[str, list[Token], bool]:
@@ -241,6 +256,10 @@ def translate(sql: str, *, database: str, keywords: frozenset[str] | None = None
     if keywords is not None and significant[0].upper not in keywords:
         raise syntax_error(original, significant[0].start)
     _reject_non_mysql(original, significant)
+    for index, token in enumerate(significant[:-1]):
+        name = (token.identifier or "").lower()
+        if name in _SQLITE_ONLY_FUNCTIONS and significant[index + 1].text == "(" and token.kind != "string":
+            raise MySqlError(1305, "42000", f"FUNCTION {database}.{token.identifier} does not exist")
     rewrite = _rewrites(significant, database)
     index_of = {id(token): index for index, token in enumerate(significant)}
     parts: list[str] = []
@@ -313,10 +332,22 @@ def _reject_non_mysql(original: str, tokens: list[Token]) -> None:
         previous = tokens[position - 1] if position else None
         if token.kind == "string" and previous is not None and previous.upper in _TABLE_CONTEXT:
             raise syntax_error(original, token.start)
+        if token.text == "=" and previous is not None and previous.text == "=":
+            raise syntax_error(original, token.start)  # SQLite's == is no MySQL operator
+        if token.text == "-" and previous is not None and previous.upper in ("LIMIT", "OFFSET"):
+            raise syntax_error(original, token.start)
     if tokens[0].upper in _NAME_CHECKED_STATEMENTS:
         for position, token in enumerate(tokens):
             if _reserved_name(tokens, position):
                 raise syntax_error(original, token.start)
+            if (
+                token.upper in ("ORDER", "GROUP")
+                and token.kind == "word"
+                and 0 < position < len(tokens) - 1
+                and tokens[position + 1].upper != "BY"
+                and _ends_clause_operand(tokens[position - 1])
+            ):
+                raise syntax_error(original, tokens[position + 1].start)  # the clause keyword lacks BY
 
 
 def _reserved_name(tokens: list[Token], position: int) -> bool:
@@ -333,24 +364,36 @@ def _reserved_name(tokens: list[Token], position: int) -> bool:
         return following is None or following.text != "("
     if word in RESERVED_NAME_WORDS:
         return True
+    if previous is not None and previous.upper == "AS" and word in RESERVED - {"UNKNOWN", "SOME"}:
+        return True  # an alias that is a reserved word
     if word in ("ORDER", "GROUP"):
-        return following is None or following.upper != "BY"
+        return (following is None or following.upper != "BY") and not (
+            previous is not None and _ends_clause_operand(previous)
+        )
     if word == "KEY":
         return previous is None or previous.upper not in ("PRIMARY", "DUPLICATE", "UNIQUE", "FOREIGN")
     if word in ("ROWS", "RANGE", "GROUPS"):
-        return (
-            following is None
-            or (following.upper not in ("BETWEEN", "UNBOUNDED", "CURRENT")
-            and following.kind != "number")
+        return following is None or (
+            following.upper not in ("BETWEEN", "UNBOUNDED", "CURRENT") and following.kind != "number"
         )
     if word == "ROW":
         return (previous is None or previous.upper != "CURRENT") and (following is None or following.text != "(")
     return False
 
 
+def _ends_clause_operand(token: Token) -> bool:
+    """Whether a clause keyword may follow ``token`` (a table name, a value, a closing bracket)."""
+    return (
+        token.kind in ("quoted", "number", "string")
+        or token.text == ")"
+        or (token.kind == "word" and token.upper not in RESERVED)
+    )
+
+
 def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
     """What to write for each significant token of the statement."""
     out = rewrites.Rewrite()
+    collate_literals = tokens[0].upper in _NAME_CHECKED_STATEMENTS
     for index, token in enumerate(tokens):
         upper = token.upper
         following = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -359,27 +402,35 @@ def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
             out.instead[index] = f"mysql_{upper.lower()}"
         elif token.kind == "word" and upper == "MOD" and following is not None and following.text == "(":
             out.instead[index] = "mysql_mod"
+        elif (token.identifier or "").upper() == "FORMAT" and following is not None and following.text == "(":
+            out.instead[index] = "mysql_format"
         elif token.kind == "word" and upper == "RLIKE":
             out.instead[index] = "REGEXP"
         elif token.kind == "word" and upper == "IGNORE" and index == 1 and tokens[0].upper == "INSERT":
             out.instead[index] = "OR IGNORE"
         elif token.kind == "number" and "." in token.text and "e" not in token.text.lower() and token.text[:2] != "0x":
             sign = ""
-            if previous is not None and previous.text == "-" and not (
-                index >= 2 and rewrites.ends_operand(tokens[index - 2], RESERVED)
+            if (
+                previous is not None
+                and previous.text == "-"
+                and not (index >= 2 and rewrites.ends_operand(tokens[index - 2], RESERVED))
             ):
                 sign, out.instead[index - 1] = "-", ""
             out.instead[index] = f"mysql_dec('{sign}{token.text}')"
+        if token.kind == "string" and collate_literals and (previous is None or previous.upper not in ("AS", "ESCAPE")):
+            out.after[index] = f" COLLATE {COLLATION}"  # literals compare under the connection collation
         if (
             token.identifier is not None
             and token.identifier.lower() == "information_schema"
             and following is not None
             and following.text == "."
             and index + 2 < len(tokens)
-            and (tokens[index + 2].identifier or "").upper() == "COLUMNS"
+            and information_schema.table_name(tokens[index + 2].identifier or "") is not None
         ):
             out.instead[index], out.instead[index + 1] = "", ""
-            out.instead[index + 2] = quote_identifier(rewrites.INFORMATION_COLUMNS)
+            out.instead[index + 2] = quote_identifier(
+                information_schema.table_name(tokens[index + 2].identifier or "") or ""
+            )
         elif (
             token.identifier == database
             and following is not None
@@ -391,10 +442,13 @@ def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
             qualified_further = index + 3 < len(tokens) and tokens[index + 3].text == "."
             if qualified_further or (previous is not None and previous.upper in _TABLE_CONTEXT):
                 out.instead[index] = "main"
+    rewrites.intervals(tokens, out, RESERVED)
     rewrites.casts(tokens, out)
     rewrites.arithmetic(tokens, out, RESERVED)
     rewrites.number_comparisons(tokens, out, RESERVED, COMPARISONS)
-    rewrites.stored_numbers(tokens, out, "'{}'")  # outermost: wraps whole values
+    rewrites.insert_set(tokens, out)
+    rewrites.having_without_group(tokens, out)
+    rewrites.stored_numbers(tokens, out, sqlite_string)  # outermost: wraps whole values
 
     def render(first: int, last: int) -> str:
         return " ".join(

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefbuild.envs.sql import information_schema
 from prefbuild.envs.sql import mysql_functions as fn
 from prefbuild.envs.sql.dialect import Statement, original_offset, quote_identifier, translate
 from prefbuild.envs.sql.mysql_errors import (
@@ -40,11 +41,10 @@ from prefbuild.envs.sql.mysql_errors import (
     unknown_table,
 )
 from prefbuild.envs.sql.mysql_functions import collation_key, mysql_number
-from prefbuild.envs.sql.rewrites import INFORMATION_COLUMNS
 
 REPLY_LIMIT = 800
 TRUNCATED = "[TRUNCATED]"
-COLLATION = "utf8mb4_0900_ai_ci"
+COLLATION = fn.COLLATION
 MAX_VALUE_BYTES = 1_000_000
 MAX_SQL_CHARS = 100_000
 MAX_PAGES = 4096  # 16 MiB of table data at SQLite's default 4 KiB page size
@@ -60,9 +60,10 @@ _DENIED_ACTIONS = frozenset(
     }
 )
 # File access, plus functions whose single call can run for seconds without reaching the
-# progress handler (printf width bombs, GLOB backtracking). MySQL has none of them.
+# progress handler (GLOB backtracking). MySQL has none of them. SQLite's printf/format (width
+# bombs) are refused by the dialect by name, since ALTER TABLE needs them internally.
 _DENIED_FUNCTIONS = frozenset(
-    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "printf", "format", "glob"}
+    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "glob"}
 )
 
 QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "("})
@@ -76,13 +77,6 @@ _WRITES = frozenset(
     {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE, sqlite3.SQLITE_DROP_TEMP_TABLE}
 )
 _TABLE_CONTEXT = frozenset({"FROM", "JOIN", "INTO", "UPDATE", "TABLE"})
-# information_schema.COLUMNS as MySQL 8 lists a TEXT column of the task's table.
-_INFORMATION_COLUMNS = (
-    "TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "ORDINAL_POSITION", "COLUMN_DEFAULT",
-    "IS_NULLABLE", "DATA_TYPE", "CHARACTER_MAXIMUM_LENGTH", "CHARACTER_OCTET_LENGTH", "NUMERIC_PRECISION",
-    "NUMERIC_SCALE", "DATETIME_PRECISION", "CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY",
-    "EXTRA", "PRIVILEGES", "COLUMN_COMMENT", "GENERATION_EXPRESSION", "SRS_ID",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -244,6 +238,10 @@ def _right(value: Any, count: Any) -> str | None:
     return text[len(text) - size :] if size else ""
 
 
+def _change_case(case: Any, value: Any) -> str | None:
+    return None if value is None else case(fn.cast_char(value))
+
+
 def _if(condition: Any, then: Any, otherwise: Any) -> Any:
     return then if condition is not None and mysql_number(condition) != 0 else otherwise
 
@@ -301,8 +299,10 @@ class SqlSandbox:
         connection.create_function("if", 3, _if, deterministic=True)
         connection.create_function("mysql_left", 2, self._guard(_left), deterministic=True)
         connection.create_function("mysql_right", 2, self._guard(_right), deterministic=True)
-        connection.create_function("lcase", 1, lambda v: None if v is None else _text(v).lower(), deterministic=True)
-        connection.create_function("ucase", 1, lambda v: None if v is None else _text(v).upper(), deterministic=True)
+        for name, case in (("lcase", str.lower), ("lower", str.lower), ("ucase", str.upper), ("upper", str.upper)):
+            connection.create_function(
+                name, 1, functools.partial(_change_case, case), deterministic=True
+            )  # Unicode-aware, unlike SQLite's ASCII-only upper()/lower()
         connection.create_function("char_length", 1, lambda v: None if v is None else len(_text(v)))
         connection.create_function("locate", 2, self._guard(_locate), deterministic=True)
         connection.create_function("locate", 3, self._guard(_locate), deterministic=True)
@@ -338,7 +338,19 @@ class SqlSandbox:
             "mysql_decimal": (3, functools.partial(fn.cast_decimal, marks)),
             "mysql_signed": (1, fn.cast_signed),
             "mysql_double": (1, fn.cast_double),
-            "mysql_date": (1, fn.cast_date),
+            "mysql_date": (1, functools.partial(fn.cast_date, marks)),
+            "date": (1, functools.partial(fn.cast_date, marks)),
+            "mysql_interval": (2, fn.interval),
+            "date_add": (2, functools.partial(fn.shift_date, marks)),
+            "adddate": (2, functools.partial(fn.shift_date, marks)),
+            "date_sub": (2, functools.partial(fn.shift_date, marks, sign=-1)),
+            "subdate": (2, functools.partial(fn.shift_date, marks, sign=-1)),
+            "datediff": (2, fn.datediff),
+            "dayname": (1, fn.dayname),
+            "monthname": (1, fn.monthname),
+            "dayofweek": (1, fn.dayofweek),
+            "mysql_format": (2, fn.format_number),
+            "reverse": (1, fn.reverse),
             "substring_index": (3, fn.substring_index),
             "lpad": (3, fn.lpad),
             "rpad": (3, fn.rpad),
@@ -349,7 +361,7 @@ class SqlSandbox:
             "month": (1, fn.month),
             "day": (1, fn.day),
             "dayofmonth": (1, fn.day),
-            "str_to_date": (2, fn.str_to_date),
+            "str_to_date": (2, functools.partial(fn.str_to_date, marks)),
             "date_format": (2, fn.date_format),
             "strcmp": (2, fn.strcmp),
             "length": (1, fn.byte_length),
@@ -363,11 +375,17 @@ class SqlSandbox:
         self._connection.create_function("mysql_char", 1, guard(fn.cast_char), deterministic=True)
         self._connection.create_function("mysql_char", 2, guard(fn.cast_char), deterministic=True)
         for name, function in (("now", fn.now), ("curdate", fn.curdate), ("current_timestamp", fn.now)):
-            self._connection.create_function(name, 0, function)
+            self._connection.create_function(name, 0, self._dated(function))
+        for name in ("database", "schema"):
+            self._connection.create_function(name, 0, lambda: self.database)
         self._connection.create_function("sysdate", 0, fn.now)
         remaining = functools.partial(self._remaining)
         self._connection.create_function("regexp", 2, guard(functools.partial(fn.regexp_like, remaining)))
         self._connection.create_aggregate("mysql_group_concat", -1, fn.GroupConcat)
+
+    def _dated(self, function: Any) -> Any:
+        """A date-returning function whose result prints as ``datetime.date``/``datetime.datetime``."""
+        return lambda *args: self._marks.mark_date(function(*args))
 
     def _remaining(self) -> float:
         return self._deadline - time.monotonic()
@@ -443,6 +461,21 @@ class SqlSandbox:
         tokens = statement.tokens
         for index, token in enumerate(tokens):
             name = token.identifier
+            if (
+                name is not None
+                and index >= 1
+                and tokens[index - 1].upper in _TABLE_CONTEXT
+                and index + 2 < len(tokens)
+                and tokens[index + 1].text == "."
+                and name != self.database
+                and tokens[index + 2].identifier is not None
+            ):
+                view = tokens[index + 2].identifier or ""
+                if name.lower() == "information_schema":
+                    if information_schema.table_name(view) is not None:
+                        continue
+                    raise MySqlError(1109, "42S02", f"Unknown table '{view}' in information_schema")
+                raise unknown_table(name, tokens[index + 2].identifier or "")  # another database
             if name is None or index == 0 or name in exact or name.casefold() not in folded:
                 continue
             previous = tokens[index - 1]
@@ -476,8 +509,14 @@ class SqlSandbox:
 
     def _run(self, statement: Statement, sql: str, kind: str) -> ExecResult:
         connection = self._connection
-        if INFORMATION_COLUMNS in sql:
-            self._refresh_information_columns()
+        information_schema.refresh(
+            connection,
+            sql,
+            database=self.database,
+            collation=COLLATION,
+            tables=self._live_tables,
+            authorizer=_authorize,
+        )
         changes_before = connection.total_changes
         self._marks.clear()
         self._deadline = time.monotonic() + self.timeout_s
@@ -490,7 +529,7 @@ class SqlSandbox:
         except sqlite3.Error as error:
             if time.monotonic() > self._deadline:
                 raise timeout_error() from None
-            if INFORMATION_COLUMNS in sql and str(error).startswith("not authorized"):
+            if "information_schema." in sql and str(error).startswith("not authorized"):
                 raise MySqlError(
                     1044, "42000", "Access denied for user 'root'@'%' to database 'information_schema'"
                 ) from None
@@ -528,31 +567,18 @@ class SqlSandbox:
 
     def _row_text(self, row: tuple[Any, ...]) -> str:
         """A row printed the way the client prints it (DECIMAL results as ``Decimal('...')``)."""
-        if not self._marks.scales:
+        if not self._marks.scales and not self._marks.dates:
             return repr(row)
         cells = [self._marks.render(value) for value in row]
         return "(" + ", ".join(cells) + ("," if len(cells) == 1 else "") + ")"
 
-    def _refresh_information_columns(self) -> None:
-        """Fill the read-only ``information_schema.COLUMNS`` with the current tables' columns."""
-        connection = self._connection
-        name = quote_identifier(INFORMATION_COLUMNS)
-        rows = []
+    def _live_tables(self) -> list[tuple[str, list[str], int]]:
+        """Every table with its columns and row count (for information_schema)."""
+        out = []
         for table in self._table_names():
-            for position, column in enumerate(self._columns_of(table), start=1):
-                rows.append(
-                    ("def", self.database, table, column, position, None, "YES", "text", 65535, 262140, None, None,
-                     None, "utf8mb4", COLLATION, "text", "", "", "select,insert,update,references", "", "", None)
-                )  # fmt: skip
-        connection.set_authorizer(None)
-        try:
-            column_sql = ", ".join(f"{quote_identifier(column)} COLLATE {COLLATION}" for column in _INFORMATION_COLUMNS)
-            connection.execute(f"CREATE TEMP TABLE IF NOT EXISTS {name} ({column_sql})")
-            connection.execute(f"DELETE FROM temp.{name}")
-            marks = ", ".join("?" for _ in _INFORMATION_COLUMNS)
-            connection.executemany(f"INSERT INTO temp.{name} VALUES ({marks})", rows)
-        finally:
-            connection.set_authorizer(_authorize)
+            count = self._connection.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()[0]
+            out.append((table, self._columns_of(table), int(count)))
+        return out
 
     def _rows_reply(self, rows: list[tuple[Any, ...]], *, kind: str) -> ExecResult:
         text = "[" + ", ".join(repr(row) for row in rows) + "]"
@@ -681,9 +707,9 @@ def _cell(value: Any) -> Any:
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, database: str | None, source: str | None) -> int:
-    if action in _WRITES and arg1 == INFORMATION_COLUMNS:
+    if action in _WRITES and arg1 in information_schema.NAMES:
         return sqlite3.SQLITE_DENY
-    if action == sqlite3.SQLITE_ALTER_TABLE and arg2 == INFORMATION_COLUMNS:
+    if action == sqlite3.SQLITE_ALTER_TABLE and arg2 in information_schema.NAMES:
         return sqlite3.SQLITE_DENY
     if action in _DENIED_ACTIONS:
         return sqlite3.SQLITE_DENY

@@ -185,6 +185,8 @@ def from_sqlite(
         return MySqlError(1241, "21000", "Operand should contain 1 column(s)")
     if message == "no tables specified":
         return MySqlError(1096, "HY000", "No tables used")
+    if match := re.fullmatch(r"table .* has no column named (.*)", message, re.DOTALL):
+        return MySqlError(1054, "42S22", f"Unknown column '{match.group(1)}' in 'field list'")
     if re.search(r"has \d+ columns but \d+ values were supplied|\d+ values for \d+ columns", message):
         return MySqlError(1136, "21S01", "Column count doesn't match value count at row 1")
     if re.search(r"SELECTs to the left and right of \w+ do not have the same number of result columns", message):

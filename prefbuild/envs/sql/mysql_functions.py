@@ -21,6 +21,7 @@ from typing import Any
 import regex
 
 SERVER_VERSION = "8.0.36"
+COLLATION = "utf8mb4_0900_ai_ci"  # MySQL 8's default collation, on every column and literal
 DIV_PRECISION_INCREMENT = 4  # MySQL's default scale added by ``/``
 GROUP_CONCAT_MAX_LEN = 1024  # bytes, MySQL's default group_concat_max_len
 _NUMBER_PREFIX = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)")
@@ -75,26 +76,42 @@ def collation_key(value: str) -> str:
 
 
 class DecimalMarks:
-    """Floats that stand for DECIMAL results of the running statement, with their scale."""
+    """Values of the running statement that stand for MySQL DECIMAL (floats, with their scale) and
+    DATE/DATETIME results (text), so the reply prints them as the client does.
+
+    A SQLite value carries no MySQL type, so a float equal to a marked DECIMAL in the same
+    statement prints as that DECIMAL too; statements rarely hold both.
+    """
 
     def __init__(self) -> None:
         self.scales: dict[float, int] = {}
+        self.dates: set[str] = set()
 
     def mark(self, value: Decimal, scale: int) -> float:
         number = float(value)
         self.scales[number] = scale
         return number
 
+    def mark_date(self, value: str | None) -> str | None:
+        if value is not None:
+            self.dates.add(value)
+        return value
+
     def clear(self) -> None:
         self.scales.clear()
+        self.dates.clear()
 
     def render(self, value: Any) -> str:
-        """``repr`` of one result cell, DECIMAL results as ``Decimal('1.50')``."""
+        """``repr`` of one result cell: ``Decimal('1.50')``, ``datetime.date(2019, 5, 4)``."""
         if isinstance(value, float) and value in self.scales:
             scale = self.scales[value]
             quantum = Decimal(1).scaleb(-scale)
             exact = Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP)
             return f"Decimal('{exact}')"
+        if isinstance(value, str) and value in self.dates:
+            parsed = parse_datetime(value)
+            if parsed is not None:
+                return repr(parsed.date() if len(value) <= 10 else parsed)
         return repr(value)
 
 
@@ -159,11 +176,17 @@ def add(marks: DecimalMarks, left: Any, right: Any) -> int | float | None:
     Example:
         ``0.1 + 0.2`` -> ``Decimal('0.3')``; ``'10' + 5`` -> ``15.0``.
     """
+    if isinstance(right, str) and right.startswith(INTERVAL_MARK):
+        return shift_date(marks, left, right)  # type: ignore[return-value]
+    if isinstance(left, str) and left.startswith(INTERVAL_MARK):
+        return shift_date(marks, right, left)  # type: ignore[return-value]
     return _combine(marks, left, right, lambda a, b: a + b, max)
 
 
 def subtract(marks: DecimalMarks, left: Any, right: Any) -> int | float | None:
-    """``left - right`` with the types of ``add``."""
+    """``left - right`` with the types of ``add``; ``date - INTERVAL n UNIT`` shifts the date back."""
+    if isinstance(right, str) and right.startswith(INTERVAL_MARK):
+        return shift_date(marks, left, right, sign=-1)  # type: ignore[return-value]
     return _combine(marks, left, right, lambda a, b: a - b, max)
 
 
@@ -299,7 +322,10 @@ def number_literal_text(literal: str, negative: bool = False) -> str:
         >>> number_literal_text("1e3"), number_literal_text("007"), number_literal_text(".5", True)
         ('1000', '7', '-0.5')
     """
-    if literal[:2].lower() in ("0x", "0b"):
+    if literal[:2].lower() == "0x":  # a hex literal is a binary string in a text context: 0x41 -> 'A'
+        digits = literal[2:]
+        return bytes.fromhex(digits if len(digits) % 2 == 0 else "0" + digits).decode("utf-8", "replace")
+    if literal[:2].lower() == "0b":
         return literal
     if "e" in literal.lower():
         value = float(literal)
@@ -311,10 +337,10 @@ def number_literal_text(literal: str, negative: bool = False) -> str:
     return result
 
 
-def cast_date(value: Any) -> str | None:
-    """``CAST(value AS DATE)`` / ``DATE(value)``: ``YYYY-MM-DD`` or NULL."""
+def cast_date(marks: DecimalMarks, value: Any) -> str | None:
+    """``CAST(value AS DATE)`` / ``DATE(value)``: a DATE (``YYYY-MM-DD``) or NULL."""
     parsed = parse_datetime(value)
-    return None if parsed is None else parsed.strftime("%Y-%m-%d")
+    return None if parsed is None else marks.mark_date(parsed.strftime("%Y-%m-%d"))
 
 
 # -- strings ---------------------------------------------------------------------------------
@@ -541,7 +567,7 @@ def date_format(value: Any, fmt: Any) -> str | None:
     return "".join(out)
 
 
-def str_to_date(value: Any, fmt: Any) -> str | None:
+def str_to_date(marks: DecimalMarks, value: Any, fmt: Any) -> str | None:
     """``STR_TO_DATE(str, format)``: ``YYYY-MM-DD`` (plus the time when the format has one), else NULL."""
     if value is None or fmt is None:
         return None
@@ -560,7 +586,85 @@ def str_to_date(value: Any, fmt: Any) -> str | None:
         parsed = dt.datetime.strptime(text(value).strip(), "".join(out))
     except ValueError:
         return None
-    return parsed.strftime("%Y-%m-%d %H:%M:%S" if has_time else "%Y-%m-%d")
+    return marks.mark_date(parsed.strftime("%Y-%m-%d %H:%M:%S" if has_time else "%Y-%m-%d"))
+
+
+INTERVAL_MARK = "\x01interval:"
+_INTERVAL_UNITS = {
+    "MICROSECOND": "microseconds", "SECOND": "seconds", "MINUTE": "minutes", "HOUR": "hours", "DAY": "days",
+    "WEEK": "weeks", "MONTH": "months", "QUARTER": "quarters", "YEAR": "years",
+}  # fmt: skip
+
+
+def interval(amount: Any, unit: Any) -> str | None:
+    """``INTERVAL amount UNIT`` as a marked text the date functions read."""
+    if amount is None:
+        return None
+    return f"{INTERVAL_MARK}{mysql_number(amount) or 0}:{text(unit).upper()}"
+
+
+def shift_date(marks: DecimalMarks, value: Any, step: Any, sign: int = 1) -> str | None:
+    """``DATE_ADD(date, INTERVAL n UNIT)`` (``sign=-1``: ``DATE_SUB``); text in, text out, DATE in, DATE out."""
+    parsed = parse_datetime(value)
+    if parsed is None or step is None or not text(step).startswith(INTERVAL_MARK):
+        return None
+    amount_text, unit = text(step)[len(INTERVAL_MARK) :].split(":")
+    amount = float(amount_text) * sign
+    name = _INTERVAL_UNITS.get(unit)
+    if name is None:
+        return None
+    if name in ("months", "quarters", "years"):
+        months = int(amount) * {"months": 1, "quarters": 3, "years": 12}[name]
+        total = parsed.year * 12 + parsed.month - 1 + months
+        year_, month_ = divmod(total, 12)
+        last = (dt.date(year_ + (month_ + 1) // 12, (month_ + 1) % 12 + 1, 1) - dt.timedelta(days=1)).day
+        result = parsed.replace(year=year_, month=month_ + 1, day=min(parsed.day, last))
+    else:
+        result = parsed + dt.timedelta(**{name: amount})
+    has_time = len(text(value).strip()) > 10 or name in ("microseconds", "seconds", "minutes", "hours")
+    printed = result.strftime("%Y-%m-%d %H:%M:%S" if has_time else "%Y-%m-%d")
+    return marks.mark_date(printed) if text(value) in marks.dates else printed
+
+
+def datediff(left: Any, right: Any) -> int | None:
+    """``DATEDIFF(a, b)``: days from ``b`` to ``a`` (dates only)."""
+    first, second = parse_datetime(left), parse_datetime(right)
+    if first is None or second is None:
+        return None
+    return (first.date() - second.date()).days
+
+
+def dayname(value: Any) -> str | None:
+    """``DAYNAME(date)``."""
+    parsed = parse_datetime(value)
+    return None if parsed is None else parsed.strftime("%A")
+
+
+def monthname(value: Any) -> str | None:
+    """``MONTHNAME(date)``."""
+    parsed = parse_datetime(value)
+    return None if parsed is None else parsed.strftime("%B")
+
+
+def dayofweek(value: Any) -> int | None:
+    """``DAYOFWEEK(date)``: 1 = Sunday ... 7 = Saturday."""
+    parsed = parse_datetime(value)
+    return None if parsed is None else parsed.isoweekday() % 7 + 1
+
+
+def format_number(value: Any, places: Any) -> str | None:
+    """``FORMAT(x, d)``: ``x`` rounded half up to ``d`` decimals with ``,`` thousands separators."""
+    if value is None or places is None:
+        return None
+    digits = max(0, int(mysql_number(places) or 0))
+    exact = Decimal(repr(float(mysql_number(value) or 0))) if not isinstance(value, int) else Decimal(value)
+    rounded = exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return f"{rounded:,.{digits}f}"
+
+
+def reverse(value: Any) -> str | None:
+    """``REVERSE(str)``."""
+    return None if value is None else text(value)[::-1]
 
 
 def now() -> str:

@@ -13,7 +13,7 @@ The rules, each from the MySQL 8 reference manual:
 * a number literal stored into a text column keeps the literal's text (``1.50`` -> ``'1.50'``);
 * ``CAST``/``CONVERT`` to SIGNED, DECIMAL(p,s), CHAR, DOUBLE, DATE (12.11);
 * ``GROUP_CONCAT(... ORDER BY ... SEPARATOR ...)`` (12.19.1);
-* ``information_schema.COLUMNS`` is the engine's read-only view of the task's tables.
+* ``INSERT ... SET``, and ``HAVING`` on a query without GROUP BY or aggregates (a row filter).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Protocol
 
 from prefbuild.envs.sql.mysql_functions import number_literal_text
 
-INFORMATION_COLUMNS = "information_schema.COLUMNS"
 _MULTIPLICATIVE = frozenset({"*", "/", "%", "DIV", "MOD"})
 _OPERAND_WORDS = frozenset({"NULL", "TRUE", "FALSE", "END"})
 _CLAUSE_END = frozenset({"WHERE", "ORDER", "LIMIT", "FROM", "ON", "RETURNING"})
@@ -170,6 +169,11 @@ def primary_end(tokens: Sequence[TokenLike], start: int, reserved: frozenset[str
         return matching_close(tokens, start)
     if _is_word(token, "CASE"):
         return _matching_end(tokens, start)
+    if _is_word(token, "INTERVAL"):
+        amount = primary_end(tokens, start + 1, reserved)
+        if amount is None or amount + 1 >= len(tokens) or tokens[amount + 1].kind != "word":
+            return None
+        return amount + 1
     if token.kind in ("number", "string") or (token.kind == "word" and token.upper in _OPERAND_WORDS - {"END"}):
         return start
     if token.kind == "word" and start + 1 < len(tokens) and tokens[start + 1].text == "(":
@@ -250,6 +254,66 @@ def arithmetic(tokens: Sequence[TokenLike], rewrite: Rewrite, reserved: frozense
             continue
         rewrite.wrap(left, right, "mysql_add" if token.text == "+" else "mysql_sub")
         rewrite.instead[index] = ","
+
+
+_AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "GROUP_CONCAT", "STD", "STDDEV", "VARIANCE"})
+
+
+def having_without_group(tokens: Sequence[TokenLike], rewrite: Rewrite) -> None:
+    """MySQL takes ``HAVING`` on a query without GROUP BY or aggregates as a filter on the rows
+    (select aliases allowed); SQLite refuses it, so it becomes (part of) the WHERE clause."""
+    words = [token.upper for token in tokens if token.kind == "word"]
+    if "HAVING" not in words or "GROUP" in words or "UNION" in words or words.count("SELECT") != 1:
+        return
+    if any(
+        _is_word(t, *_AGGREGATES) and i + 1 < len(tokens) and tokens[i + 1].text == "(" for i, t in enumerate(tokens)
+    ):
+        return
+    having = next(i for i, token in enumerate(tokens) if _is_word(token, "HAVING"))
+    end = next((i for i in range(having + 1, len(tokens)) if _is_word(tokens[i], "ORDER", "LIMIT")), len(tokens))
+    where = next((i for i, token in enumerate(tokens[:having]) if _is_word(token, "WHERE")), None)
+    if where is None or where + 1 >= having:
+        rewrite.instead[having] = "WHERE"
+        return
+    rewrite.before[where + 1] = "(" + rewrite.before.get(where + 1, "")
+    rewrite.instead[having] = ") AND ("
+    rewrite.after[end - 1] = rewrite.after.get(end - 1, "") + ")"
+
+
+def insert_set(tokens: Sequence[TokenLike], rewrite: Rewrite) -> None:
+    """``INSERT INTO t SET a = 1, b = 2`` -> ``INSERT INTO t (a, b) VALUES (1, 2)``."""
+    if not tokens or tokens[0].upper not in ("INSERT", "REPLACE"):
+        return
+    start = next((i for i, token in enumerate(tokens) if _is_word(token, "SET")), None)
+    if start is None or any(token.text == "(" for token in tokens[:start]):
+        return
+    end = len(tokens)
+    for index in range(start + 1, len(tokens)):
+        if _is_word(tokens[index], "ON"):
+            end = index
+            break
+    names: list[str] = []
+    for first, last in _split_commas(tokens, start + 1, end - 1):
+        if last < first + 2 or tokens[first + 1].text not in ("=", ":="):
+            return
+        names.append(tokens[first].text)
+        rewrite.instead[first] = ""
+        rewrite.instead[first + 1] = ""
+    rewrite.instead[start] = "(" + ", ".join(names) + ") VALUES ("
+    rewrite.after[end - 1] = rewrite.after.get(end - 1, "") + ")"
+
+
+def intervals(tokens: Sequence[TokenLike], rewrite: Rewrite, reserved: frozenset[str]) -> None:
+    """``INTERVAL n UNIT`` -> ``mysql_interval(n, 'UNIT')`` (read by DATE_ADD/DATE_SUB and ``date + INTERVAL``)."""
+    for index, token in enumerate(tokens):
+        if not _is_word(token, "INTERVAL") or index + 1 >= len(tokens) or tokens[index + 1].text == "(":
+            continue
+        end = primary_end(tokens, index, reserved)
+        if end is None:
+            continue
+        rewrite.instead[index] = "mysql_interval("
+        rewrite.instead[end] = ""
+        rewrite.after[end - 1] = rewrite.after.get(end - 1, "") + f", '{tokens[end].upper}')"
 
 
 def assignment_equals(tokens: Sequence[TokenLike]) -> set[int]:
@@ -347,7 +411,7 @@ def _split_commas(tokens: Sequence[TokenLike], first: int, last: int) -> list[tu
     return [(a, b) for a, b in spans if a <= b]
 
 
-def stored_numbers(tokens: Sequence[TokenLike], rewrite: Rewrite, quote: str) -> None:
+def stored_numbers(tokens: Sequence[TokenLike], rewrite: Rewrite, quote: Callable[[str], str]) -> None:
     """A value of ``VALUES (...)`` or ``SET col =`` is stored as MySQL's text: a number literal
     keeps its written form, a computed value goes through ``mysql_store``."""
 
@@ -358,7 +422,7 @@ def stored_numbers(tokens: Sequence[TokenLike], rewrite: Rewrite, quote: str) ->
             return
         negative = tokens[first].text == "-"
         rewrite.blank(first, last)
-        rewrite.instead[last] = quote.format(number_literal_text(tokens[last].text, negative))
+        rewrite.instead[last] = quote(number_literal_text(tokens[last].text, negative))
 
     for index, token in enumerate(tokens):
         if _is_word(token, "VALUES", "VALUE"):
