@@ -5,9 +5,10 @@ table and returns ``description + "\\n" + add_description``. Actions are the str
 ``prefbuild.envs.sql.actions``: ``Operation: <sql>`` runs one statement and returns the raw
 result (the next user turn); ``Answer:<text>`` ends the episode and is scored as the
 benchmark scores it; ``Invalid: <why>`` ends it as "agent validation failed". After
-``max_round`` operations (15, as shipped) the next action is final whatever it is (an
-``Operation`` then ends with an empty answer: the action no longer carries the message, so
-a ``Final Answer:`` line written beside that operation is not read, unlike the benchmark).
+``max_round`` operations (15, as shipped) the next action is final whatever it is, as in
+the benchmark's loop (``step_budget`` = ``max_round`` + 1 turns): that turn's ``Final Answer:``
+line counts even beside an operation (the protocol carries it in the action), and a mutation
+table is hashed whatever ends the episode.
 
 ``step`` info keys: ``valid``, ``won``, ``sql_error``, ``executed_sql``, ``answer``,
 ``mutated``, ``status``, ``operations``, ``kind``, ``final``; final steps add ``expected``
@@ -202,14 +203,22 @@ class SqlEnv(Env):
         if self._done or self._item is None or self._sandbox is None:
             return StepResult("", 0.0, True, self._info(valid=False, kind="none", status="episode is over"))
         parsed = actions.parse_action(action)
+        if self._operations >= self.max_round and parsed.kind != "answer":
+            # AgentBench: the turn after the last allowed operation is final whatever its action
+            # word; a Final Answer line in it still counts, and mutation tables are hashed anyway.
+            if parsed.final_answer:
+                return self._finish(parsed.final_answer, STATUS_COMPLETED, valid=True, kind="answer")
+            return self._finish("", STATUS_LIMIT, valid=False, kind=parsed.kind, reason=parsed.text)
         if parsed.kind == "operation":
-            if self._operations >= self.max_round:
-                return self._finish("", STATUS_LIMIT, valid=False, kind="operation")
             return self._operate(parsed.text)
         if parsed.kind == "answer":
             return self._finish(parsed.text, STATUS_COMPLETED, valid=True, kind="answer")
-        status = STATUS_LIMIT if self._operations >= self.max_round else STATUS_VALIDATION_FAILED
-        return self._finish("", status, valid=False, kind="invalid", reason=parsed.text)
+        return self._finish("", STATUS_VALIDATION_FAILED, valid=False, kind="invalid", reason=parsed.text)
+
+    @property
+    def step_budget(self) -> int:
+        """Agent turns one episode can take: ``max_round`` operations plus the final turn (AgentBench)."""
+        return self.max_round + 1
 
     def _operate(self, sql: str) -> StepResult:
         assert self._sandbox is not None
