@@ -20,6 +20,19 @@ def test_unknown_backend_and_stray_db_url_are_refused_by_name() -> None:
         SqlEnv(db_url="mysql://root@127.0.0.1/")
 
 
+def test_mysql_backend_without_its_packages_is_refused_up_front(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefbuild.envs.sql import backends
+
+    monkeypatch.setattr(backends, "client_available", lambda: "mysql-connector-python missing")
+    with pytest.raises(ValueError, match="backend mysql: mysql-connector-python missing"):
+        SqlEnv(backend="mysql")
+    monkeypatch.setattr(backends, "client_available", lambda: None)
+    monkeypatch.setattr(backends, "mariadb_available", lambda: "mariadbd not found")
+    with pytest.raises(ValueError, match="backend mysql: mariadbd not found"):
+        SqlEnv(backend="mysql")
+    SqlEnv(backend="mysql", db_url="mysql://root@127.0.0.1:3306/")  # a given server needs no local MariaDB
+
+
 def test_sqlite_sandbox_hash_is_the_python_grader_hash() -> None:
     sandbox = open_sandbox(make_item(), backend="sqlite", db_url=None, timeout_s=1.0, reply_limit=800)
     try:

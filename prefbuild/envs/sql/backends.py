@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from prefbuild.envs.sql.engine import ExecResult, SqlSandbox
 from prefbuild.envs.sql.grader import printed_hash, table_hash
 from prefbuild.envs.sql.items import SqlItem
+from prefbuild.envs.sql.mariadb import mariadb_available
+from prefbuild.envs.sql.mysql_client import client_available
 
 __all__ = ["BACKENDS", "Sandbox", "check_backend", "open_sandbox", "printed_table_hash"]
 
@@ -35,11 +37,16 @@ class Sandbox(Protocol):
 
 
 def check_backend(backend: str, db_url: str | None) -> None:
-    """Reject unknown backends and a ``db_url`` given to the embedded one (errors name the option)."""
+    """Reject unknown backends, a ``db_url`` given to the embedded one, and a ``mysql`` backend
+    whose client library (or, without ``db_url``, whose MariaDB server) is not installed."""
     if backend not in BACKENDS:
         raise ValueError(f"sql env: unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     if db_url is not None and backend != "mysql":
         raise ValueError("sql env: db_url is only read by backend: mysql")
+    if backend == "mysql":
+        reason = client_available() or (mariadb_available() if db_url is None else None)
+        if reason is not None:
+            raise ValueError(f"sql env: backend mysql: {reason}")
 
 
 def open_sandbox(
@@ -60,6 +67,8 @@ def open_sandbox(
 
     Example:
         >>> from prefbuild.envs.sql.items import SqlItem
+from prefbuild.envs.sql.mariadb import mariadb_available
+from prefbuild.envs.sql.mysql_client import client_available
         >>> item = SqlItem("q", "t", ("a",), (("1",),), "other", ("1",))
         >>> sandbox = open_sandbox(item, backend="sqlite", db_url=None, timeout_s=2.0, reply_limit=800)
         >>> sandbox.execute("SELECT a FROM t").reply
