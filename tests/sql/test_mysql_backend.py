@@ -247,3 +247,20 @@ def test_a_recipe_runs_its_sql_episodes_on_the_real_server(mysql_backend: MySqlB
     gc.collect()  # the rollout engine drops its envs without close(): their databases go with them
     system = {"information_schema", "mysql", "performance_schema", "sys"}
     assert _databases(mysql_backend) <= system
+
+
+def test_a_server_given_by_url_is_used_over_tcp(mysql_backend: MySqlBackend) -> None:
+    from urllib.parse import quote
+
+    admin = mysql_backend.address
+    url = f"mysql://{quote(admin.user)}:{quote(admin.password)}@127.0.0.1:{admin.port}/"
+    env = SqlEnv(backend="mysql", db_url=url)
+    for task in env.tasks("test", 3, 11, ["counting", "UPDATE"]):
+        env.reset(task)
+        assert env._sandbox is not None and env._sandbox.account.unix_socket is None  # TCP, account for host %
+        for _ in range(20):
+            result = env.step(env.expert_action() or "Answer: []")
+            if result.done:
+                break
+        assert result.won, (task.info.id, result.info)
+    env.close()
