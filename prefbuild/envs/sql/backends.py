@@ -67,8 +67,6 @@ def open_sandbox(
 
     Example:
         >>> from prefbuild.envs.sql.items import SqlItem
-from prefbuild.envs.sql.mariadb import mariadb_available
-from prefbuild.envs.sql.mysql_client import client_available
         >>> item = SqlItem("q", "t", ("a",), (("1",),), "other", ("1",))
         >>> sandbox = open_sandbox(item, backend="sqlite", db_url=None, timeout_s=2.0, reply_limit=800)
         >>> sandbox.execute("SELECT a FROM t").reply

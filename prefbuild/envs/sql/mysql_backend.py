@@ -72,7 +72,7 @@ def hash_query(table_name: str, columns: Sequence[str], database: str | None = N
         database: qualifies the table when given (the harness runs the query after ``USE``).
 
     Example:
-        >>> hash_query("t", ["a", "b"])[:42]
+        >>> hash_query("t", ["a", "b"])[:41]
         'select md5(group_concat(rowhash order by '
     """
     column_list = ",".join(quote_identifier(name) for name in columns)
