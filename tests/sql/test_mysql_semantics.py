@@ -126,6 +126,19 @@ def db() -> SqlSandbox:
             "SELECT TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()",
             f"[('{T}', 4)]",
         ),
+        # 12.8 String functions: TRIM forms, INSTR under the collation, CHAR gives bytes, no case expansion.
+        ("SELECT TRIM(BOTH 'a' FROM 'aabaa'), TRIM(LEADING '0' FROM '007'), TRIM('x' FROM 'xax')", "[('b', '7', 'a')]"),
+        (f"SELECT INSTR(`Name`, 'a'), MID(`Name`, 2, 2) FROM {T} WHERE `Name` = 'Ann'", "[(1, 'nn')]"),
+        ("SELECT HEX('A'), HEX(255), ASCII('a'), CHAR(65), SPACE(2) = '  '", "[('41', 'FF', 97, b'A', 1)]"),
+        ("SELECT UPPER('straße'), CONCAT(1.50, '|', 1e3, '|', 0.1 + 0.2)", "[('STRAßE', '1.50|1000|0.3')]"),
+        # 12.20.1 SUM/AVG of exact values are DECIMAL; of text, doubles; -0.0 prints as 0.0.
+        ("SELECT SUM(x), AVG(x) FROM (SELECT 1 AS x UNION ALL SELECT 2) AS n", "[(Decimal('3'), Decimal('1.5000'))]"),
+        (f"SELECT SUM(`Score`), -0.0 FROM {T} WHERE `Score` > 6", "[(17.0, Decimal('0.0'))]"),
+        # 13.7.7.39 SHOW [FULL] TABLES [LIKE].
+        ("SHOW FULL TABLES", f"[('{T}', 'BASE TABLE')]"),
+        ("SHOW TABLES LIKE 'play%'", f"[('{T}',)]"),
+        # 13.2.17 UPDATE with a table alias; FOR UPDATE is accepted.
+        (f"SELECT COUNT(*) FROM {T} FOR UPDATE", "[(4,)]"),
         # 9.2 Schema object names: a reserved word is fine after a qualifier.
         (f"SELECT {T}.rank FROM (SELECT 1 AS `rank`) AS {T}", "[(1,)]"),
     ],
@@ -174,6 +187,13 @@ def test_mysql_reply(db: SqlSandbox, sql: str, reply: str) -> None:
         (f"SELECT `Name` AS desc FROM {T}", SYNTAX + f"'desc FROM {T}' at line 1"),
         (f"SELECT `Name` FROM {T} WHERE `Name` = 'It's'", SYNTAX + "'s'' at line 1"),
         ("SELECT printf('%d', 1)", f"1305 (42000): FUNCTION {T}.printf does not exist"),
+        # 12.2 / 13.2.13: an alias of the select list is unknown in WHERE.
+        (f"SELECT `Name` AS n FROM {T} WHERE n = 'Ann'", "1054 (42S22): Unknown column 'n' in 'where clause'"),
+        (f"SELECT `Name` FROM {T} WHERE `Name` IN ()", SYNTAX + "')' at line 1"),
+        ("SELECT * FROM Jiu-Jitsu Results", SYNTAX + "'-Jitsu Results' at line 1"),
+        ("SELECT * FROM Climate data for weather stations", SYNTAX + "'weather stations' at line 1"),
+        (f"UPDATE {T} `Score` = 1", SYNTAX + "'= 1' at line 1"),
+        ("SELECT 1; -- trailing comment", "2014 (HY000): Commands out of sync"),
         (f"SELECT `Name` FROM {T} WHERE `Score` = (SELECT `Name`, `Score` FROM {T})", "1241 (21000): Operand should"),
     ],
 )
@@ -210,6 +230,11 @@ def test_insert_set_form_and_hex_literal(db: SqlSandbox) -> None:
     assert db.execute(f"INSERT INTO {T} (`Name`, `Score`) VALUES ('Hex', 0x41), ('Div', 10 / 4)").error is None
     rows = db.table_rows() or []
     assert rows[-3:] == [("Set", "1.50", None, None), ("Hex", "A", None, None), ("Div", "2.5000", None, None)]
+
+
+def test_update_with_table_alias(db: SqlSandbox) -> None:
+    assert db.execute(f"UPDATE {T} p SET p.`Score` = '9' WHERE p.`Name` = 'bob'").error is None
+    assert (db.table_rows() or [])[1][1] == "9"
 
 
 def test_alter_table_add_column_works(db: SqlSandbox) -> None:

@@ -122,7 +122,9 @@ RESERVED_NAME_WORDS = frozenset(
         "STARTING", "SPATIAL", "ACCESSIBLE", "CURSOR", "DECLARE", "ELSEIF", "EXIT", "FETCH", "INOUT",
         "ITERATE", "MAXVALUE", "OUTFILE", "INFILE", "PURGE", "REQUIRE", "RESIGNAL", "SENSITIVE",
         "SPECIFIC", "SQLEXCEPTION", "SQLSTATE", "SQLWARNING", "UNDO", "WHILE", "ZEROFILL", "VARYING",
-        "TERMINATED", "OPTIMIZE", "ANALYZE", "GENERATED", "STORED", "VIRTUAL", "MASTER_BIND",
+        "TERMINATED", "OPTIMIZE", "ANALYZE", "GENERATED", "STORED", "VIRTUAL", "MASTER_BIND", "KILL", "LOAD",
+        "LOCK", "UNLOCK", "OUT", "RENAME", "REVOKE", "GRANT", "CALL", "CASCADE", "CONTINUE", "DELAYED",
+        "PROCEDURE", "SCHEMAS", "DATABASES", "MODIFIES", "READS", "SQL", "SSL", "LINEAR",
     }
 )  # fmt: skip
 # SQLite built-ins MySQL lacks that could cost seconds in one call (printf width bombs); the
@@ -235,7 +237,7 @@ def first_statement(sql: str) -> tuple[str, list[Token], bool]:
     tokens = tokenize(sql)
     for position, token in enumerate(tokens):
         if token.kind == "op" and token.text == ";":
-            more = any(later.significant and later.text != ";" for later in tokens[position + 1 :])
+            more = any(later.kind != "ws" and later.text != ";" for later in tokens[position + 1 :])
             return sql[: token.start], tokens[:position], more
     return sql, tokens, False
 
@@ -326,16 +328,50 @@ def _plain(token: Token) -> str:
 def _reject_non_mysql(original: str, tokens: list[Token]) -> None:
     """Raise the syntax error MySQL gives for SQLite/T-SQL-only syntax that SQLite would accept,
     and for MySQL 8 reserved words used unquoted as names."""
+    calls: list[str] = []  # the function (or "") each open bracket belongs to
     for position, token in enumerate(tokens):
         if token.kind == "op" and token.text in ("[", "]", "{", "}"):
             raise syntax_error(original, token.start)
         previous = tokens[position - 1] if position else None
-        if token.kind == "string" and previous is not None and previous.upper in _TABLE_CONTEXT:
+        if token.text == "(":
+            calls.append(previous.upper if previous is not None and previous.kind == "word" else "")
+        elif token.text == ")" and calls:
+            calls.pop()
+        in_from_function = bool(calls) and calls[-1] in ("TRIM", "SUBSTRING", "SUBSTR", "EXTRACT", "POSITION")
+        if (
+            token.kind == "string"
+            and previous is not None
+            and previous.upper in _TABLE_CONTEXT
+            and not in_from_function
+        ):
             raise syntax_error(original, token.start)
+        if token.text == ")" and previous is not None and previous.text == "(" and tokens[position - 2].upper == "IN":
+            raise syntax_error(original, token.start)  # IN () is no MySQL syntax
+        if (
+            token.kind == "op"
+            and token.text in ("-", "+", "/", "*", "%")
+            and position >= 2
+            and tokens[position - 2].upper in ("FROM", "JOIN", "INTO", "UPDATE")
+            and previous is not None
+            and previous.kind == "word"
+        ):
+            raise syntax_error(original, token.start)  # an unquoted table name with a dash
+        if token.upper == "FOR" and token.kind == "word" and tokens[0].upper in _NAME_CHECKED_STATEMENTS:
+            following = tokens[position + 1] if position + 1 < len(tokens) else None
+            if following is None or following.upper not in ("UPDATE", "SHARE"):
+                raise syntax_error(original, following.start if following is not None else len(original))
         if token.text == "=" and previous is not None and previous.text == "=":
             raise syntax_error(original, token.start)  # SQLite's == is no MySQL operator
         if token.text == "-" and previous is not None and previous.upper in ("LIMIT", "OFFSET"):
             raise syntax_error(original, token.start)
+    if tokens[0].upper == "UPDATE" and len(tokens) >= 4 and tokens[1].identifier is not None:
+        alias, after = tokens[2], tokens[3]
+        if (
+            alias.identifier is not None
+            and alias.upper not in ("SET", "AS", "LOW_PRIORITY", "IGNORE")
+            and (after.upper != "SET" and after.text not in (",", "."))
+        ):
+            raise syntax_error(original, after.start)  # UPDATE t alias <no SET>
     if tokens[0].upper in _NAME_CHECKED_STATEMENTS:
         for position, token in enumerate(tokens):
             if _reserved_name(tokens, position):
@@ -381,6 +417,38 @@ def _reserved_name(tokens: list[Token], position: int) -> bool:
     return False
 
 
+def _inside(tokens: list[Token], index: int, function: str) -> bool:
+    """Whether ``tokens[index]`` lies directly inside a ``function( ... )`` call."""
+    depth = 0
+    for position in range(index - 1, -1, -1):
+        if tokens[position].text == ")":
+            depth += 1
+        elif tokens[position].text == "(":
+            if depth == 0:
+                return position >= 1 and tokens[position - 1].upper == function
+            depth -= 1
+    return False
+
+
+def _update_aliases(tokens: list[Token], out: rewrites.Rewrite) -> None:
+    """``UPDATE t x SET x.a = 1`` -> ``UPDATE t AS x SET a = 1`` (SQLite needs AS and bare targets);
+    a trailing ``FOR UPDATE`` / ``FOR SHARE`` lock clause is dropped (one session, nothing to lock)."""
+    if len(tokens) >= 2 and tokens[-2].upper == "FOR" and tokens[-1].upper in ("UPDATE", "SHARE"):
+        out.instead[len(tokens) - 2] = out.instead[len(tokens) - 1] = ""
+    if tokens[0].upper != "UPDATE":
+        return
+    if (
+        len(tokens) >= 4
+        and tokens[2].identifier is not None
+        and tokens[2].upper not in ("SET", "AS")
+        and (tokens[3].upper == "SET")
+    ):
+        out.before[2] = "AS "
+    for index in rewrites.assignment_equals(tokens):
+        if index >= 3 and tokens[index - 2].text == ".":
+            out.instead[index - 3] = out.instead[index - 2] = ""
+
+
 def _ends_clause_operand(token: Token) -> bool:
     """Whether a clause keyword may follow ``token`` (a table name, a value, a closing bracket)."""
     return (
@@ -404,6 +472,11 @@ def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
             out.instead[index] = "mysql_mod"
         elif (token.identifier or "").upper() == "FORMAT" and following is not None and following.text == "(":
             out.instead[index] = "mysql_format"
+        elif upper == "CHAR" and token.kind == "word" and following is not None and following.text == "(":
+            if previous is None or not (
+                previous.upper == "AS" or (previous.text == "," and _inside(tokens, index, "CONVERT"))
+            ):
+                out.instead[index] = "mysql_char_codes"
         elif token.kind == "word" and upper == "RLIKE":
             out.instead[index] = "REGEXP"
         elif token.kind == "word" and upper == "IGNORE" and index == 1 and tokens[0].upper == "INSERT":
@@ -442,6 +515,7 @@ def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
             qualified_further = index + 3 < len(tokens) and tokens[index + 3].text == "."
             if qualified_further or (previous is not None and previous.upper in _TABLE_CONTEXT):
                 out.instead[index] = "main"
+    _update_aliases(tokens, out)
     rewrites.intervals(tokens, out, RESERVED)
     rewrites.casts(tokens, out)
     rewrites.arithmetic(tokens, out, RESERVED)
@@ -456,5 +530,6 @@ def _rewrites(tokens: list[Token], database: str) -> rewrites.Rewrite:
             for i in range(first, last + 1)
         )
 
+    rewrites.trims(tokens, out, render)
     rewrites.group_concat(tokens, out, render)
     return out

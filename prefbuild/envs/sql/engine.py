@@ -26,11 +26,12 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from prefbuild.envs.sql import information_schema
 from prefbuild.envs.sql import mysql_functions as fn
-from prefbuild.envs.sql.dialect import Statement, original_offset, quote_identifier, translate
+from prefbuild.envs.sql.dialect import RESERVED, Statement, original_offset, quote_identifier, translate
 from prefbuild.envs.sql.mysql_errors import (
     MySqlError,
     access_denied,
@@ -155,57 +156,73 @@ def _like_match(tokens: list[tuple[str, str]], text: str) -> bool:
 
 
 class _Sum:
-    """MySQL SUM: text is converted to a number, and any text or float input makes a double."""
+    """MySQL SUM: text is converted to a number and any text or double input makes a double;
+    integers and DECIMALs sum exactly to a DECIMAL (``SUM(1)`` prints ``Decimal('1')``)."""
+
+    marks: fn.DecimalMarks = fn.DecimalMarks()
 
     def __init__(self) -> None:
-        self.total: int | float = 0
+        self.total: Decimal = Decimal(0)
+        self.double = 0.0
         self.count = 0
         self.floating = False
+        self.scale = 0
 
-    def _number(self, value: Any) -> int | float | None:
+    def _number(self, value: Any) -> Decimal | float | None:
         if value is None:
             return None
-        if not isinstance(value, int | float):
-            self.floating = True
-        number = mysql_number(value)
-        if isinstance(number, float):
-            self.floating = True
-        return number
+        exact = fn.exact_value(value, self.marks)
+        if exact is not None and not self.floating:
+            exponent = exact.as_tuple().exponent
+            self.scale = max(self.scale, -exponent if isinstance(exponent, int) and exponent < 0 else 0)
+            return exact
+        self.floating = True
+        return float(mysql_number(value) or 0)
 
     def step(self, value: Any) -> None:
         number = self._number(value)
         if number is not None:
-            self.total += number
+            self.double += float(number)
+            if isinstance(number, Decimal):
+                self.total += number
             self.count += 1
 
     def inverse(self, value: Any) -> None:
         number = self._number(value)
         if number is not None:
-            self.total -= number
+            self.double -= float(number)
+            if isinstance(number, Decimal):
+                self.total -= number
             self.count -= 1
 
     def value(self) -> int | float | None:
         if self.count == 0:
             return None
-        return float(self.total) if self.floating else self.total
+        if self.floating:
+            return self.double
+        return self.marks.mark(self.total, self.scale)
 
     def finalize(self) -> int | float | None:
         return self.value()
 
 
 class _Avg(_Sum):
-    """MySQL AVG over text: a double."""
+    """MySQL AVG: a double over text and doubles, a DECIMAL with 4 more digits over exact values."""
 
     def value(self) -> float | None:
         if self.count == 0:
             return None
-        return float(self.total) / self.count
+        if self.floating:
+            return self.double / self.count
+        scale = self.scale + fn.DIV_PRECISION_INCREMENT
+        average = (self.total / self.count).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        return self.marks.mark(average, scale)
 
 
-def _concat(*values: Any) -> str | None:
+def _concat(marks: fn.DecimalMarks, *values: Any) -> str | None:
     if any(value is None for value in values):
         return None
-    return "".join(_text(value) for value in values)
+    return "".join(str(fn.stored_text(marks, value)) for value in values)
 
 
 def _concat_ws(separator: Any, *values: Any) -> str | None:
@@ -239,7 +256,10 @@ def _right(value: Any, count: Any) -> str | None:
 
 
 def _change_case(case: Any, value: Any) -> str | None:
-    return None if value is None else case(fn.cast_char(value))
+    """MySQL UPPER/LOWER: one character for one (``'straße'`` -> ``'STRAßE'``)."""
+    if value is None:
+        return None
+    return "".join(changed if len(changed := case(char)) == 1 else char for char in str(fn.cast_char(value)))
 
 
 def _if(condition: Any, then: Any, otherwise: Any) -> Any:
@@ -291,10 +311,12 @@ class SqlSandbox:
         connection.create_function("mysql_number", 1, self._guard(mysql_number), deterministic=True)
         connection.create_function("like", 2, self._like)
         connection.create_function("like", 3, self._like)
-        connection.create_window_function("sum", 1, _Sum)
-        connection.create_window_function("avg", 1, _Avg)
+        connection.create_window_function("sum", 1, type("Sum", (_Sum,), {"marks": self._marks}))
+        connection.create_window_function("avg", 1, type("Avg", (_Avg,), {"marks": self._marks}))
         connection.create_function("md5", 1, self._guard(_md5), deterministic=True)
-        connection.create_function("concat", -1, self._guard(_concat), deterministic=True)
+        connection.create_function(
+            "concat", -1, self._guard(functools.partial(_concat, self._marks)), deterministic=True
+        )
         connection.create_function("concat_ws", -1, self._guard(_concat_ws), deterministic=True)
         connection.create_function("if", 3, _if, deterministic=True)
         connection.create_function("mysql_left", 2, self._guard(_left), deterministic=True)
@@ -351,6 +373,13 @@ class SqlSandbox:
             "dayofweek": (1, fn.dayofweek),
             "mysql_format": (2, fn.format_number),
             "reverse": (1, fn.reverse),
+            "instr": (2, fn.instr),
+            "mid": (3, fn.substring),
+            "ascii": (1, fn.ascii_code),
+            "space": (1, lambda count: None if count is None else " " * max(0, int(mysql_number(count) or 0))),
+            "hex": (1, fn.to_hex),
+            "mysql_trim": (3, fn.trim),
+            "mysql_char_codes": (-1, fn.char_codes),
             "substring_index": (3, fn.substring_index),
             "lpad": (3, fn.lpad),
             "rpad": (3, fn.rpad),
@@ -379,6 +408,8 @@ class SqlSandbox:
         for name in ("database", "schema"):
             self._connection.create_function(name, 0, lambda: self.database)
         self._connection.create_function("sysdate", 0, fn.now)
+        self._connection.create_function("rand", 0, fn.rand)
+        self._connection.create_function("rand", 1, fn.rand)
         remaining = functools.partial(self._remaining)
         self._connection.create_function("regexp", 2, guard(functools.partial(fn.regexp_like, remaining)))
         self._connection.create_aggregate("mysql_group_concat", -1, fn.GroupConcat)
@@ -433,6 +464,7 @@ class SqlSandbox:
         try:
             statement = translate(sql, database=self.database, keywords=ALL_KEYWORDS)
             self._check_table_names(statement)
+            self._check_where_aliases(statement)
             if statement.multiple:
                 return self._out_of_sync(statement)
             return self._dispatch(statement)
@@ -485,6 +517,43 @@ class SqlSandbox:
                 if following is not None and following.text == ".":
                     continue
                 raise unknown_table(self.database, name)
+
+    def _check_where_aliases(self, statement: Statement) -> None:
+        """MySQL resolves WHERE before the select list: ``SELECT x AS n ... WHERE n = 1`` is an
+        unknown column there (SQLite would accept the alias)."""
+        tokens = statement.tokens
+        if statement.keyword != "SELECT" or not any(token.upper == "WHERE" for token in tokens):
+            return
+        aliases, where, end, depth = {}, None, len(tokens), 0
+        for index, token in enumerate(tokens):
+            if token.text == "(":
+                depth += 1
+            elif token.text == ")":
+                depth -= 1
+            elif depth == 0 and token.upper == "AS" and where is None and index + 1 < len(tokens):
+                name = tokens[index + 1].identifier
+                if name is not None:
+                    aliases[name.casefold()] = name
+            elif depth == 0 and token.upper == "WHERE" and token.kind == "word":
+                where = index
+            elif depth == 0 and where is not None and token.upper in ("GROUP", "ORDER", "LIMIT", "HAVING", "UNION"):
+                end = index
+                break
+        if where is None or not aliases:
+            return
+        columns = {column.casefold() for table in self._table_names() for column in self._columns_of(table)}
+        for index in range(where + 1, end):
+            token = tokens[index]
+            name = token.identifier
+            if name is None or name.casefold() not in aliases or name.casefold() in columns:
+                continue
+            if tokens[index - 1].text == "." or tokens[index - 1].upper == "AS":
+                continue
+            if index + 1 < len(tokens) and tokens[index + 1].text in (".", "("):
+                continue
+            if token.kind == "word" and token.upper in RESERVED:
+                continue
+            raise MySqlError(1054, "42S22", f"Unknown column '{name}' in 'where clause'")
 
     def _error(self, error: MySqlError) -> ExecResult:
         return ExecResult(
@@ -615,10 +684,17 @@ class SqlSandbox:
                 raise MySqlError(1235, "42000", "This version of MySQL doesn't yet support 'EXPLAIN of this statement'")
             raise syntax_error(original, tokens[1].start if len(tokens) > 1 else len(original))
         rest = words[1:]
-        if rest and rest[0] == "FULL":
+        full = bool(rest) and rest[0] == "FULL"
+        if full:
             rest = rest[1:]
-        if rest == ["TABLES"]:
-            return self._rows_reply([(name,) for name in self._table_names()], kind="meta")
+        if rest[:1] == ["TABLES"] and (len(rest) == 1 or (len(rest) == 3 and rest[1] == "LIKE")):
+            names = self._table_names()
+            if len(rest) == 3:
+                pattern = tokens[-1]
+                if pattern.kind != "string":
+                    raise syntax_error(original, pattern.start)
+                names = [name for name in names if self._like(pattern.value, name)]
+            return self._rows_reply([(name, "BASE TABLE") if full else (name,) for name in names], kind="meta")
         if rest in (["DATABASES"], ["SCHEMAS"]):
             names = sorted({*_SYSTEM_DATABASES, self.database})
             return self._rows_reply([(name,) for name in names], kind="meta")

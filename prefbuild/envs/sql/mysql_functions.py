@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
+import random
 import re
 import unicodedata
 from collections.abc import Callable
@@ -88,7 +89,7 @@ class DecimalMarks:
         self.dates: set[str] = set()
 
     def mark(self, value: Decimal, scale: int) -> float:
-        number = float(value)
+        number = float(value) + 0.0  # no negative zero: MySQL prints -0.0 as 0.0
         self.scales[number] = scale
         return number
 
@@ -113,6 +114,11 @@ class DecimalMarks:
             if parsed is not None:
                 return repr(parsed.date() if len(value) <= 10 else parsed)
         return repr(value)
+
+
+def exact_value(value: Any, marks: DecimalMarks) -> Decimal | None:
+    """The exact value of an INTEGER or DECIMAL operand, None for doubles and text."""
+    return _exact(value, marks)
 
 
 def _exact(value: Any, marks: DecimalMarks) -> Decimal | None:
@@ -156,7 +162,7 @@ def _combine(
     marks: DecimalMarks,
     left: Any,
     right: Any,
-    exact: Callable[[Decimal, Decimal], Decimal],
+    exact: Callable[[Any, Any], Any],
     scale: Callable[[int, int], int],
 ) -> int | float | None:
     if left is None or right is None:
@@ -167,7 +173,7 @@ def _combine(
         if isinstance(left, int) and isinstance(right, int):
             return int(result)
         return marks.mark(result, scale(_scale(exact_left), _scale(exact_right)))
-    return float(exact(Decimal(repr(float(mysql_number(left) or 0))), Decimal(repr(float(mysql_number(right) or 0)))))
+    return float(exact(float(mysql_number(left) or 0), float(mysql_number(right) or 0)))  # double arithmetic
 
 
 def add(marks: DecimalMarks, left: Any, right: Any) -> int | float | None:
@@ -660,6 +666,86 @@ def format_number(value: Any, places: Any) -> str | None:
     exact = Decimal(repr(float(mysql_number(value) or 0))) if not isinstance(value, int) else Decimal(value)
     rounded = exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return f"{rounded:,.{digits}f}"
+
+
+def instr(haystack: Any, needle: Any) -> int | None:
+    """``INSTR(str, substr)``: 1-based position under the collation (case/accent-insensitive), 0 if absent."""
+    if haystack is None or needle is None:
+        return None
+    folded = collation_fold(text(haystack))
+    return folded.find(collation_fold(text(needle))) + 1
+
+
+def collation_fold(value: str) -> str:
+    """Case and accent folded text, one character per character (positions survive)."""
+    out = []
+    for char in value:
+        base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c)).casefold()
+        out.append(base if len(base) == 1 else char.lower())
+    return "".join(out)
+
+
+def substring(value: Any, start: Any, length: Any) -> str | None:
+    """``MID(str, pos, len)`` / ``SUBSTRING(str, pos, len)``: 1-based, negative ``pos`` counts from the end."""
+    if value is None or start is None or length is None:
+        return None
+    source, position, size = text(value), int(mysql_number(start) or 0), int(mysql_number(length) or 0)
+    if position == 0 or size <= 0:
+        return ""
+    begin = position - 1 if position > 0 else len(source) + position
+    if begin < 0:
+        return ""
+    return source[begin : begin + size]
+
+
+def ascii_code(value: Any) -> int | None:
+    """``ASCII(str)``: the first byte's value, 0 for ''."""
+    if value is None:
+        return None
+    data = text(value).encode("utf-8")
+    return data[0] if data else 0
+
+
+def to_hex(value: Any) -> str | None:
+    """``HEX(x)``: a number's hexadecimal digits, or each byte of a string as two digits."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return format(value if value >= 0 else value + (1 << 64), "X")
+    if isinstance(value, float):
+        return format(round(value), "X")
+    return text(value).encode("utf-8").hex().upper()
+
+
+def trim(mode: Any, value: Any, remove: Any) -> str | None:
+    """``TRIM([BOTH|LEADING|TRAILING] remstr FROM str)``: whole ``remstr`` repeats removed."""
+    if value is None or remove is None:
+        return None
+    result, piece, how = text(value), text(remove), text(mode)
+    if not piece:
+        return result
+    if how in ("BOTH", "LEADING"):
+        while result.startswith(piece):
+            result = result[len(piece) :]
+    if how in ("BOTH", "TRAILING"):
+        while result.endswith(piece):
+            result = result[: -len(piece)]
+    return result
+
+
+def char_codes(*codes: Any) -> bytes:
+    """``CHAR(n, ...)``: the bytes with those codes (a binary string, printed ``b'A'``)."""
+    out = bytearray()
+    for code in codes:
+        if code is not None:
+            number = int(mysql_number(code) or 0) % (1 << 32)
+            out += number.to_bytes(max(1, (number.bit_length() + 7) // 8), "big")
+    return bytes(out)
+
+
+def rand(seed: Any = None) -> float:
+    """``RAND([seed])``: a float in [0, 1)."""
+    return random.Random(seed).random() if seed is not None else random.random()
 
 
 def reverse(value: Any) -> str | None:

@@ -508,6 +508,36 @@ def _cast_separator(tokens: Sequence[TokenLike], first: int, close: int, functio
     return None
 
 
+def trims(tokens: Sequence[TokenLike], rewrite: Rewrite, render: Callable[[int, int], str]) -> None:
+    """``TRIM([BOTH|LEADING|TRAILING] [remstr] FROM str)`` -> ``mysql_trim('MODE', str, remstr)``."""
+    for index, token in enumerate(tokens):
+        if not _is_word(token, "TRIM") or index + 1 >= len(tokens) or tokens[index + 1].text != "(":
+            continue
+        close = matching_close(tokens, index + 1)
+        if close is None:
+            continue
+        depth, source = 0, None
+        for position in range(index + 2, close):
+            if tokens[position].text == "(":
+                depth += 1
+            elif tokens[position].text == ")":
+                depth -= 1
+            elif depth == 0 and _is_word(tokens[position], "FROM"):
+                source = position
+                break
+        first, mode = index + 2, "BOTH"
+        if _is_word(tokens[first], "BOTH", "LEADING", "TRAILING"):
+            mode, first = tokens[first].upper, first + 1
+        if source is None:
+            if mode == "BOTH" and first == index + 2:
+                continue  # TRIM(str): SQLite's trim removes spaces as MySQL does
+            source, first = first - 1, first  # TRIM(LEADING FROM str)
+        remove = render(first, source - 1) if first < source else "' '"
+        value = render(source + 1, close - 1)
+        rewrite.blank(index, close)
+        rewrite.instead[index] = f"mysql_trim('{mode}', {value}, {remove})"
+
+
 def group_concat(tokens: Sequence[TokenLike], rewrite: Rewrite, render: Callable[[int, int], str]) -> None:
     """``GROUP_CONCAT([DISTINCT] e, ... [ORDER BY k [ASC|DESC], ...] [SEPARATOR s])`` ->
     ``mysql_group_concat(distinct, s, n, e..., k, desc, ...)``; run it after every other rewrite."""
