@@ -134,6 +134,11 @@ def db() -> SqlSandbox:
         # 12.20.1 SUM/AVG of exact values are DECIMAL; of text, doubles; -0.0 prints as 0.0.
         ("SELECT SUM(x), AVG(x) FROM (SELECT 1 AS x UNION ALL SELECT 2) AS n", "[(Decimal('3'), Decimal('1.5000'))]"),
         (f"SELECT SUM(`Score`), -0.0 FROM {T} WHERE `Score` > 6", "[(17.0, Decimal('0.0'))]"),
+        # 12.20.3 Grouped or aggregated columns, positions, aliases and WHERE constants satisfy ONLY_FULL_GROUP_BY.
+        (f"SELECT `Note` AS k, COUNT(*) AS n FROM {T} GROUP BY k ORDER BY n DESC, k LIMIT 1", "[(None, 1)]"),
+        (f"SELECT `Name`, COUNT(*) FROM {T} WHERE `Name` = 'Ann' GROUP BY 1", "[('Ann', 1)]"),
+        (f"SELECT `Name`, MAX(`Score`) FROM {T} WHERE `Name` = 'bob'", "[('bob', '7')]"),
+        (f"SELECT UPPER(`Name`), COUNT(*) FROM {T} GROUP BY UPPER(`Name`) ORDER BY 1 LIMIT 1", "[('-X', 1)]"),
         # 13.7.7.39 SHOW [FULL] TABLES [LIKE].
         ("SHOW FULL TABLES", f"[('{T}', 'BASE TABLE')]"),
         ("SHOW TABLES LIKE 'play%'", f"[('{T}',)]"),
@@ -189,6 +194,18 @@ def test_mysql_reply(db: SqlSandbox, sql: str, reply: str) -> None:
         ("SELECT printf('%d', 1)", f"1305 (42000): FUNCTION {T}.printf does not exist"),
         # 12.2 / 13.2.13: an alias of the select list is unknown in WHERE.
         (f"SELECT `Name` AS n FROM {T} WHERE n = 'Ann'", "1054 (42S22): Unknown column 'n' in 'where clause'"),
+        # 12.20.3 ONLY_FULL_GROUP_BY (MySQL 8's default sql_mode).
+        (
+            f"SELECT `Name`, `Score` FROM {T} GROUP BY `Name`",
+            "1055 (42000): Expression #2 of SELECT list is not in GROUP BY clause and contains nonaggregated column "
+            f"'{T}.{T}.Score' which is not functionally dependent on columns in GROUP BY clause; this is "
+            "incompatible with sql_mode=only_full_group_by",
+        ),
+        (
+            f"SELECT `Name`, MAX(`Score`) FROM {T}",
+            "1140 (42000): In aggregated query without GROUP BY, expression #1 of SELECT list contains "
+            f"nonaggregated column '{T}.{T}.Name'; this is incompatible with sql_mode=only_full_group_by",
+        ),
         (f"SELECT `Name` FROM {T} WHERE `Name` IN ()", SYNTAX + "')' at line 1"),
         ("SELECT * FROM Jiu-Jitsu Results", SYNTAX + "'-Jitsu Results' at line 1"),
         ("SELECT * FROM Climate data for weather stations", SYNTAX + "'weather stations' at line 1"),

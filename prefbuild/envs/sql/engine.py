@@ -32,6 +32,7 @@ from typing import Any
 from prefbuild.envs.sql import information_schema
 from prefbuild.envs.sql import mysql_functions as fn
 from prefbuild.envs.sql.dialect import RESERVED, Statement, original_offset, quote_identifier, translate
+from prefbuild.envs.sql.group_check import AGGREGATES, check_only_full_group_by
 from prefbuild.envs.sql.mysql_errors import (
     MySqlError,
     access_denied,
@@ -518,6 +519,17 @@ class SqlSandbox:
                     continue
                 raise unknown_table(self.database, name)
 
+    def _check_grouping(self, statement: Statement) -> None:
+        tokens = statement.tokens
+        if statement.keyword != "SELECT" or not any(t.upper in AGGREGATES or t.upper == "GROUP" for t in tokens):
+            return
+        deadline = self._deadline  # _columns_of resets the statement's time bound; keep it
+        try:
+            table_columns = {name: self._columns_of(name) for name in self._table_names()}
+        finally:
+            self._deadline = deadline
+        check_only_full_group_by(tokens, database=self.database, table_columns=table_columns)
+
     def _check_where_aliases(self, statement: Statement) -> None:
         """MySQL resolves WHERE before the select list: ``SELECT x AS n ... WHERE n = 1`` is an
         unknown column there (SQLite would accept the alias)."""
@@ -592,6 +604,8 @@ class SqlSandbox:
         try:
             cursor = connection.execute(sql)
             try:
+                if kind == "query":  # names resolved (1054 first, as MySQL): now ONLY_FULL_GROUP_BY
+                    self._check_grouping(statement)
                 rows, text = self._fetch_reply(cursor)
             finally:
                 cursor.close()
