@@ -195,28 +195,34 @@ def check_only_full_group_by(tokens: Sequence[Any], *, database: str, table_colu
         for number, item in enumerate(expanded, start=1):
             if " ".join(t.text for t in item).casefold() in texts:
                 continue
-            for column in _free_columns(item, columns):
-                if column not in grouped:
-                    raise MySqlError(
-                        1055,
-                        "42000",
-                        f"Expression #{number} of SELECT list is not in GROUP BY clause and contains nonaggregated "
-                        f"column '{database}.{table}.{column}' which is not functionally dependent on columns in "
-                        "GROUP BY clause; this is incompatible with sql_mode=only_full_group_by",
-                    )
+            _refuse_free_column(item, number, columns, grouped, f"{database}.{table}", grouped_query=True)
         return
-    if not (_has_aggregate(select_list) or _has_aggregate(having)):
-        return
-    for number, item in enumerate(expanded, start=1):
-        for column in _free_columns(item, columns):
-            if column not in fixed:
-                raise MySqlError(
-                    1140,
-                    "42000",
-                    f"In aggregated query without GROUP BY, expression #{number} of SELECT list contains "
-                    f"nonaggregated column '{database}.{table}.{column}'; this is incompatible with "
-                    "sql_mode=only_full_group_by",
-                )
+    if _has_aggregate(select_list) or _has_aggregate(having):
+        for number, item in enumerate(expanded, start=1):
+            _refuse_free_column(item, number, columns, fixed, f"{database}.{table}", grouped_query=False)
+
+
+def _refuse_free_column(
+    item: list[Any], number: int, columns: dict[str, str], allowed: set[str], where: str, *, grouped_query: bool
+) -> None:
+    """Raise 1055 (with GROUP BY) or 1140 (aggregate without it) for a column outside ``allowed``."""
+    for column in _free_columns(item, columns):
+        if column in allowed:
+            continue
+        if grouped_query:
+            raise MySqlError(
+                1055,
+                "42000",
+                f"Expression #{number} of SELECT list is not in GROUP BY clause and contains nonaggregated column "
+                f"'{where}.{column}' which is not functionally dependent on columns in GROUP BY clause; this is "
+                "incompatible with sql_mode=only_full_group_by",
+            )
+        raise MySqlError(
+            1140,
+            "42000",
+            f"In aggregated query without GROUP BY, expression #{number} of SELECT list contains nonaggregated "
+            f"column '{where}.{column}'; this is incompatible with sql_mode=only_full_group_by",
+        )
 
 
 class _Name:

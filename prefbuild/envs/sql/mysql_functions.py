@@ -238,13 +238,20 @@ def absolute(marks: DecimalMarks, value: Any) -> int | float | None:
     return marks.mark(abs(exact), _scale(exact))
 
 
-def integer_divide(left: Any, right: Any) -> int | None:
-    """``left DIV right``: the quotient truncated toward zero; NULL for division by zero."""
+def _division_operands(left: Any, right: Any) -> tuple[int | float, int | float] | None:
+    """Both operands as numbers; None (MySQL's NULL) when either is NULL or the divisor is 0."""
     if left is None or right is None:
         return None
     numerator, denominator = mysql_number(left) or 0, mysql_number(right) or 0
-    if denominator == 0:
+    return None if denominator == 0 else (numerator, denominator)
+
+
+def integer_divide(left: Any, right: Any) -> int | None:
+    """``left DIV right``: the quotient truncated toward zero; NULL for division by zero."""
+    operands = _division_operands(left, right)
+    if operands is None:
         return None
+    numerator, denominator = operands
     if isinstance(numerator, int) and isinstance(denominator, int):
         quotient = abs(numerator) // abs(denominator)
         return quotient if (numerator >= 0) == (denominator >= 0) else -quotient
@@ -253,11 +260,10 @@ def integer_divide(left: Any, right: Any) -> int | None:
 
 def modulo(left: Any, right: Any) -> int | float | None:
     """``left MOD right`` / ``left % right``: the remainder with the dividend's sign; NULL for 0."""
-    if left is None or right is None:
+    operands = _division_operands(left, right)
+    if operands is None:
         return None
-    numerator, denominator = mysql_number(left) or 0, mysql_number(right) or 0
-    if denominator == 0:
-        return None
+    numerator, denominator = operands
     if isinstance(numerator, int) and isinstance(denominator, int):
         remainder = abs(numerator) % abs(denominator)
         return remainder if numerator >= 0 else -remainder

@@ -70,53 +70,41 @@ def _is_word(token: TokenLike, *words: str) -> bool:
     return token.kind == "word" and token.upper in words
 
 
-def matching_close(tokens: Sequence[TokenLike], opening: int) -> int | None:
-    """Index of the ``)`` closing the ``(`` at ``opening``."""
+def _partner(tokens: Sequence[TokenLike], start: int, step: int, same: str, other: str) -> int | None:
+    """Index of the bracket-like token (``)``/``(``/``END``/``CASE``) pairing with ``tokens[start]``,
+    scanning by ``step``; ``same`` opens a nesting level in that direction, ``other`` closes one."""
+
+    def key(token: TokenLike) -> str:
+        return token.upper if token.kind == "word" else token.text
+
     depth = 0
-    for index in range(opening, len(tokens)):
-        if tokens[index].text == "(":
+    index = start
+    while 0 <= index < len(tokens):
+        if key(tokens[index]) == same:
             depth += 1
-        elif tokens[index].text == ")":
+        elif key(tokens[index]) == other:
             depth -= 1
             if depth == 0:
                 return index
+        index += step
     return None
+
+
+def matching_close(tokens: Sequence[TokenLike], opening: int) -> int | None:
+    """Index of the ``)`` closing the ``(`` at ``opening``."""
+    return _partner(tokens, opening, 1, "(", ")")
 
 
 def _matching_open(tokens: Sequence[TokenLike], closing: int) -> int | None:
-    depth = 0
-    for index in range(closing, -1, -1):
-        if tokens[index].text == ")":
-            depth += 1
-        elif tokens[index].text == "(":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
+    return _partner(tokens, closing, -1, ")", "(")
 
 
 def _matching_case(tokens: Sequence[TokenLike], end: int) -> int | None:
-    depth = 0
-    for index in range(end, -1, -1):
-        if _is_word(tokens[index], "END"):
-            depth += 1
-        elif _is_word(tokens[index], "CASE"):
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
+    return _partner(tokens, end, -1, "END", "CASE")
 
 
 def _matching_end(tokens: Sequence[TokenLike], case: int) -> int | None:
-    depth = 0
-    for index in range(case, len(tokens)):
-        if _is_word(tokens[index], "CASE"):
-            depth += 1
-        elif _is_word(tokens[index], "END"):
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
+    return _partner(tokens, case, 1, "CASE", "END")
 
 
 def ends_operand(token: TokenLike, reserved: frozenset[str]) -> bool:
