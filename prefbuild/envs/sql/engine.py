@@ -356,7 +356,7 @@ class SqlSandbox:
             "ceiling": (1, functools.partial(fn.ceiling, marks)),
             "abs": (1, functools.partial(fn.absolute, marks)),
             "mysql_intdiv": (2, fn.integer_divide),
-            "mysql_mod": (2, fn.modulo),
+            "mysql_mod": (2, functools.partial(fn.modulo, marks)),
             "mysql_dec": (1, functools.partial(fn.decimal_literal, marks)),
             "mysql_decimal": (3, functools.partial(fn.cast_decimal, marks)),
             "mysql_signed": (1, fn.cast_signed),

@@ -10,9 +10,9 @@ MySQL 8 refuses the query:
   of SELECT list contains nonaggregated column 'db.t.c'; this is incompatible with
   sql_mode=only_full_group_by``.
 
-A column equated to a constant in the WHERE clause counts as grouped (MySQL's functional
-dependence). Joins, unions, window functions and subqueries in the select list are left to
-the engine (no check), so the check never refuses a query MySQL accepts.
+With GROUP BY, a column equated to a constant in the WHERE clause counts as grouped (MySQL's
+functional dependence, 12.20.4). Joins, unions, window functions and subqueries in the select
+list are left to the engine (no check), so the check never refuses a query MySQL accepts.
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ def check_only_full_group_by(tokens: Sequence[Any], *, database: str, table_colu
             _refuse_free_column(item, number, columns, grouped, f"{database}.{table}", grouped_query=True)
         return
     if _has_aggregate(select_list) or _has_aggregate(having):
-        for number, item in enumerate(expanded, start=1):
-            _refuse_free_column(item, number, columns, fixed, f"{database}.{table}", grouped_query=False)
+        for number, item in enumerate(expanded, start=1):  # no functional dependence without GROUP BY
+            _refuse_free_column(item, number, columns, set(), f"{database}.{table}", grouped_query=False)
 
 
 def _refuse_free_column(

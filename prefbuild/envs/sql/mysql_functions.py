@@ -50,14 +50,23 @@ def mysql_number(value: Any) -> int | float | None:
 # -- collation -----------------------------------------------------------------------------------
 
 
-def _char_class(char: str) -> str:
-    """UCA primary group: spaces and punctuation/symbols < digits < letters (utf8mb4_0900_ai_ci)."""
+# The DUCET (UCA 9.0) order of ASCII punctuation and symbols, which sort before digits and letters.
+_PUNCTUATION_ORDER = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+_PUNCTUATION_RANK = {char: chr(0x100 + rank) for rank, char in enumerate(_PUNCTUATION_ORDER)}
+
+
+def _char_key(char: str) -> str:
+    """UCA primary weight stand-in: spaces < punctuation/symbols (DUCET order) < digits < letters."""
+    if char in _PUNCTUATION_RANK:
+        return "\x01" + _PUNCTUATION_RANK[char]
     category = unicodedata.category(char)
-    if category[0] in "ZPSC":
-        return "\x01"
+    if category[0] == "Z" or char in "\t\n\r":
+        return "\x00" + char
+    if category[0] in "PSC":
+        return "\x01" + char
     if category[0] == "N":
-        return "\x02"
-    return "\x03"
+        return "\x02" + char
+    return "\x03" + char
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -70,7 +79,7 @@ def collation_key(value: str) -> str:
     """
     decomposed = unicodedata.normalize("NFKD", value)
     folded = "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
-    return "".join(_char_class(char) + char for char in folded)
+    return "".join(_char_key(char) for char in folded)
 
 
 # -- exact values ----------------------------------------------------------------------------
@@ -258,7 +267,7 @@ def integer_divide(left: Any, right: Any) -> int | None:
     return int(Decimal(repr(float(numerator))) / Decimal(repr(float(denominator))))
 
 
-def modulo(left: Any, right: Any) -> int | float | None:
+def modulo(marks: DecimalMarks, left: Any, right: Any) -> int | float | None:
     """``left MOD right`` / ``left % right``: the remainder with the dividend's sign; NULL for 0."""
     operands = _division_operands(left, right)
     if operands is None:
@@ -267,6 +276,10 @@ def modulo(left: Any, right: Any) -> int | float | None:
     if isinstance(numerator, int) and isinstance(denominator, int):
         remainder = abs(numerator) % abs(denominator)
         return remainder if numerator >= 0 else -remainder
+    exact_left, exact_right = _exact(left, marks), _exact(right, marks)
+    if exact_left is not None and exact_right is not None:  # DECIMAL MOD DECIMAL stays exact
+        remainder_exact = exact_left % exact_right  # Decimal % keeps the dividend's sign
+        return marks.mark(remainder_exact, max(_scale(exact_left), _scale(exact_right)))
     return math.fmod(float(numerator), float(denominator))
 
 
