@@ -123,6 +123,9 @@ class SqlFacts(Record):
     error: str | None = Field(default=None, description="The database error text; None when it ran cleanly.")
     mutated: bool | None = Field(default=None, description="Did the statement change a table; None = unknown.")
     answer: list[str] | None = Field(default=None, description="The final answer submitted at this step, if any.")
+    answer_seen: bool | None = Field(
+        default=None, description="Every value of the final answer appeared in some earlier reply; False = unseen."
+    )
 
 
 class ToolCallFacts(Record):

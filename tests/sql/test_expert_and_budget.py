@@ -90,10 +90,14 @@ def test_unseen_answers_are_flagged() -> None:
     env.reset(make_task(make_item()))
     guessed = env.step(actions.answer(' ["Montréal"]'))
     assert guessed.won and guessed.info["answer_in_observation"] is False
+    assert guessed.facts is not None and guessed.facts.sql is not None
+    assert guessed.facts.sql.answer_seen is False and guessed.facts.sql.answer == ["Montréal"]
     env.reset(make_task(make_item()))
-    env.step(actions.operation(f"SELECT `Title` FROM {T}"))
+    looked = env.step(actions.operation(f"SELECT `Title` FROM {T}"))
+    assert looked.facts is not None and looked.facts.sql is not None and looked.facts.sql.kind == "select"
     seen = env.step(actions.answer(' ["Montréal"]'))
     assert seen.won and seen.info["answer_in_observation"] is True
+    assert seen.facts is not None and seen.facts.sql is not None and seen.facts.sql.answer_seen is True
 
 
 def test_reply_shows_label_reads_numbers_by_value() -> None:

@@ -21,7 +21,7 @@ import json
 import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.sql import actions
@@ -29,18 +29,34 @@ from prefbuild.envs.sql.backends import Sandbox, check_backend, open_sandbox, pr
 from prefbuild.envs.sql.engine import REPLY_LIMIT
 from prefbuild.envs.sql.expert import ExpertPlan, answer_observed, plan_expert
 from prefbuild.envs.sql.generator import canonical_split, generate_items, ident
-from prefbuild.envs.sql.grader import answers_match
+from prefbuild.envs.sql.grader import answers_match, parse_answer
 from prefbuild.envs.sql.items import TASK_TYPES, SqlItem
 from prefbuild.envs.sql.loader import InvalidItem, check_on_invalid_item, load_items, parse_item
 from prefbuild.envs.sql.protocol import DBBenchProtocol
 from prefbuild.envs.sql.repair import repair_statement
-from prefbuild.records import TaskInfo
+from prefbuild.records import SqlFacts, StepFacts, TaskInfo
 
 MAX_ROUND = 15
 STATUS_RUNNING = "running"
 STATUS_COMPLETED = "completed"
 STATUS_VALIDATION_FAILED = "agent validation failed"
 STATUS_LIMIT = "task limit reached"
+
+
+def _fact_kind(result_kind: str, sql: str) -> Literal["select", "insert", "update", "delete", "ddl", "other"]:
+    """The ``SqlFacts.kind`` of an executed statement."""
+    if result_kind == "query":
+        return "select"
+    if result_kind == "ddl":
+        return "ddl"
+    word = sql.split(None, 1)[0].upper() if sql.split() else ""
+    if result_kind == "mutation" and word in ("INSERT", "REPLACE"):
+        return "insert"
+    if result_kind == "mutation" and word == "UPDATE":
+        return "update"
+    if result_kind == "mutation" and word in ("DELETE", "TRUNCATE"):
+        return "delete"
+    return "other"
 
 
 def answer_literal(label: Sequence[Any]) -> str:
@@ -240,7 +256,10 @@ class SqlEnv(Env):
             mutated=result.mutated,
         )
         info["statement"] = result.kind
-        return StepResult(result.reply, 0.0, False, info)
+        facts = StepFacts(
+            sql=SqlFacts(kind=_fact_kind(result.kind, sql), executed=sql, error=result.error, mutated=result.mutated)
+        )
+        return StepResult(result.reply, 0.0, False, info, facts=facts)
 
     def _finish(self, answer: str, status: str, *, valid: bool, kind: str, reason: str | None = None) -> StepResult:
         item, sandbox = self._item, self._sandbox
@@ -261,7 +280,14 @@ class SqlEnv(Env):
         info["won"] = won
         info["final"] = True
         self._done, self._won = True, won
-        return StepResult("", 1.0 if won else 0.0, True, info)
+        submitted = [str(value) for value in parse_answer(answer)] if answer else None
+        facts = StepFacts(
+            won=won,
+            final=kind == "answer",
+            stop=status,
+            sql=SqlFacts(answer=submitted, answer_seen=info.get("answer_in_observation")),
+        )
+        return StepResult("", 1.0 if won else 0.0, True, info, facts=facts)
 
     def _info(
         self,
