@@ -18,6 +18,7 @@ MySQL, so the differences that change results or error behaviour are translated 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -146,11 +147,11 @@ class Token:
     def significant(self) -> bool:
         return self.kind not in ("ws", "comment")
 
-    @property
+    @functools.cached_property
     def upper(self) -> str:
         return self.text.upper() if self.kind == "word" else self.text
 
-    @property
+    @functools.cached_property
     def identifier(self) -> str | None:
         """The identifier this token names (a bare word or a back-quoted name), else None."""
         if self.kind == "quoted":
