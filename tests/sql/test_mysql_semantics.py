@@ -314,6 +314,14 @@ def test_collation_orders_punctuation_digits_letters() -> None:
     assert collation_key("Montréal") == collation_key("MONTREAL")
 
 
+def test_size_bombs_answer_null_quickly() -> None:
+    db = SqlSandbox("t", ["a"], [["x"]], timeout_s=1.0)
+    reply = db.execute(
+        "SELECT LPAD('a', 999999999, 'b'), SPACE(999999999), REPEAT('ab', 999999999), LENGTH(FORMAT(1, 99))"
+    )
+    assert reply.reply == "[(None, None, None, 32)]"  # FORMAT keeps at most 30 decimals
+
+
 def test_regexp_backtracking_pattern_answers() -> None:
     db = SqlSandbox("t", ["a"], [["a" * 40 + "b"]], timeout_s=0.5)
     assert db.execute("SELECT a REGEXP '^(a+)+$', a REGEXP '(a|aa)+b' FROM t").reply == "[(0, 1)]"

@@ -377,7 +377,7 @@ class SqlSandbox:
             "instr": (2, fn.instr),
             "mid": (3, fn.substring),
             "ascii": (1, fn.ascii_code),
-            "space": (1, lambda count: None if count is None else " " * max(0, int(mysql_number(count) or 0))),
+            "space": (1, fn.space),
             "hex": (1, fn.to_hex),
             "mysql_trim": (3, fn.trim),
             "mysql_char_codes": (-1, fn.char_codes),

@@ -16,13 +16,14 @@ import random
 import re
 import unicodedata
 from collections.abc import Callable
-from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 import regex
 
 SERVER_VERSION = "8.0.36"
 COLLATION = "utf8mb4_0900_ai_ci"  # MySQL 8's default collation, on every column and literal
+_WIDE = Context(prec=100)  # DECIMAL(65,30) and FORMAT(x, 30) need more than the default 28 digits
 DIV_PRECISION_INCREMENT = 4  # MySQL's default scale added by ``/``
 GROUP_CONCAT_MAX_LEN = 1024  # bytes, MySQL's default group_concat_max_len
 _NUMBER_PREFIX = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)")
@@ -69,7 +70,6 @@ def _char_key(char: str) -> str:
     return "\x03" + char
 
 
-@functools.lru_cache(maxsize=65_536)
 def collation_key(value: str) -> str:
     """Sort key of MySQL's accent- and case-insensitive no-pad collation.
 
@@ -77,9 +77,18 @@ def collation_key(value: str) -> str:
         >>> sorted(["b", "1", "-a", "A"], key=collation_key)
         ['-a', '1', 'A', 'b']
     """
+    if len(value) <= 256:  # cache only short values: a cache of long texts could hold gigabytes
+        return _cached_collation_key(value)
+    return _collation_key(value)
+
+
+def _collation_key(value: str) -> str:
     decomposed = unicodedata.normalize("NFKD", value)
     folded = "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
     return "".join(_char_key(char) for char in folded)
+
+
+_cached_collation_key = functools.lru_cache(maxsize=65_536)(_collation_key)
 
 
 # -- exact values ----------------------------------------------------------------------------
@@ -116,7 +125,7 @@ class DecimalMarks:
         if isinstance(value, float) and value in self.scales:
             scale = self.scales[value]
             quantum = Decimal(1).scaleb(-scale)
-            exact = Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP)
+            exact = Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE)
             return f"Decimal('{exact}')"
         if isinstance(value, str) and value in self.dates:
             parsed = parse_datetime(value)
@@ -137,7 +146,9 @@ def _exact(value: Any, marks: DecimalMarks) -> Decimal | None:
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float) and value in marks.scales:
-        return Decimal(repr(value)).quantize(Decimal(1).scaleb(-marks.scales[value]), rounding=ROUND_HALF_UP)
+        return Decimal(repr(value)).quantize(
+            Decimal(1).scaleb(-marks.scales[value]), rounding=ROUND_HALF_UP, context=_WIDE
+        )
     return None
 
 
@@ -159,7 +170,7 @@ def divide(marks: DecimalMarks, left: Any, right: Any) -> float | None:
         if exact_right == 0:
             return None
         scale = _scale(exact_left) + DIV_PRECISION_INCREMENT
-        quotient = (exact_left / exact_right).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        quotient = (exact_left / exact_right).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP, context=_WIDE)
         return marks.mark(quotient, scale)
     numerator, denominator = float(mysql_number(left) or 0), float(mysql_number(right) or 0)
     if denominator == 0:
@@ -298,7 +309,7 @@ def cast_decimal(marks: DecimalMarks, value: Any, precision: Any, scale: Any) ->
     if exact is None:
         number = mysql_number(value)
         exact = Decimal(repr(float(number or 0)))
-    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=_WIDE)
     limit = Decimal(10) ** (digits - places) - Decimal(1).scaleb(-places)
     rounded = max(-limit, min(limit, rounded))
     return marks.mark(rounded, places)
@@ -311,7 +322,7 @@ def cast_signed(value: Any) -> int | None:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        return int(Decimal(repr(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        return int(Decimal(repr(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE))
     match = re.match(r"\s*([+-]?\d+)", text(value))
     return int(match.group(1)) if match else 0
 
@@ -384,11 +395,14 @@ def substring_index(value: Any, delimiter: Any, count: Any) -> str | None:
     return separator.join(parts[number:])
 
 
+MAX_RESULT_CHARS = 1_000_000  # like max_allowed_packet: longer string results are NULL
+
+
 def _pad(value: Any, length: Any, padding: Any, left: bool) -> str | None:
     if value is None or length is None or padding is None:
         return None
     source, size, filler = text(value), int(mysql_number(length) or 0), text(padding)
-    if size < 0:
+    if size < 0 or size > MAX_RESULT_CHARS:
         return None
     if len(source) >= size:
         return source[:size]
@@ -431,7 +445,7 @@ def truncate(marks: DecimalMarks, value: Any, places: Any) -> int | float | None
         return value
     source = exact if exact is not None else Decimal(repr(float(mysql_number(value) or 0)))
     if digits >= 0:
-        cut = source.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_DOWN)
+        cut = source.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_DOWN, context=_WIDE)
     else:
         step = Decimal(10) ** (-digits)
         cut = (source / step).to_integral_value(rounding=ROUND_DOWN) * step
@@ -453,10 +467,10 @@ def round_number(marks: DecimalMarks, value: Any, places: Any = 0) -> int | floa
         number = float(mysql_number(value) or 0)
         return round(number, digits) if digits > 0 else float(round(number, digits))
     quantum = Decimal(1).scaleb(-digits)
-    rounded = exact.quantize(quantum, rounding=ROUND_HALF_UP) if digits >= 0 else exact
+    rounded = exact.quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE) if digits >= 0 else exact
     if digits < 0:
         step = Decimal(10) ** (-digits)
-        rounded = (exact / step).quantize(Decimal(1), rounding=ROUND_HALF_UP) * step
+        rounded = (exact / step).quantize(Decimal(1), rounding=ROUND_HALF_UP, context=_WIDE) * step
     if isinstance(value, int):
         return int(rounded)
     return marks.mark(rounded, max(digits, 0))
@@ -681,9 +695,9 @@ def format_number(value: Any, places: Any) -> str | None:
     """``FORMAT(x, d)``: ``x`` rounded half up to ``d`` decimals with ``,`` thousands separators."""
     if value is None or places is None:
         return None
-    digits = max(0, int(mysql_number(places) or 0))
+    digits = min(30, max(0, int(mysql_number(places) or 0)))  # MySQL allows at most 30 decimals
     exact = Decimal(repr(float(mysql_number(value) or 0))) if not isinstance(value, int) else Decimal(value)
-    rounded = exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    rounded = exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP, context=_WIDE)
     return f"{rounded:,.{digits}f}"
 
 
@@ -760,6 +774,14 @@ def char_codes(*codes: Any) -> bytes:
             number = int(mysql_number(code) or 0) % (1 << 32)
             out += number.to_bytes(max(1, (number.bit_length() + 7) // 8), "big")
     return bytes(out)
+
+
+def space(count: Any) -> str | None:
+    """``SPACE(n)``: ``n`` spaces (NULL past the result-size limit)."""
+    if count is None:
+        return None
+    size = max(0, int(mysql_number(count) or 0))
+    return None if size > MAX_RESULT_CHARS else " " * size
 
 
 def rand(seed: Any = None) -> float:
