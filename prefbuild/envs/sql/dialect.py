@@ -4,16 +4,21 @@ The benchmark runs the agent's SQL on MySQL 8; prefbuild runs it on SQLite. Agen
 MySQL, so the differences that change results or error behaviour are translated here
 (spec section 10.2):
 
-* only the first of several ``;``-separated statements runs (spec section 4);
-* ``'...'`` and ``"..."`` are both string literals, with MySQL's backslash escapes;
+* several ``;``-separated statements are flagged (``Statement.multiple``): the benchmark's
+  client answers "Commands out of sync" and nothing runs;
+* ``'...'`` and ``"..."`` are both string literals, with MySQL's backslash escapes, compared
+  under the connection collation;
 * unquoted identifiers may start with a digit (``1952_British_Grand_Prix_0``);
-* ``#`` and ``-- `` comments, ``||``/``&&`` as OR/AND, ``<=>`` as IS,
-  ``GROUP_CONCAT(x SEPARATOR ', ')``, ``CAST(x AS SIGNED)``, ``INSERT IGNORE``, ``LEFT(s, n)``;
-* a text column compared with a number compares numerically (``Grid = 27``,
-  ``Year < 2008``, ``BETWEEN``, ``IN (1, 2)``) through ``mysql_number()``;
-* ``db.table`` where ``db`` is the per-item database, which has the table's name;
-* SQLite-only syntax MySQL rejects (``[col]``, a string where a table name belongs)
-  is a syntax error, as on the real server.
+* ``#`` and ``-- `` comments, ``||``/``&&`` as OR/AND, ``<=>`` as IS, ``INSERT IGNORE``,
+  ``LEFT(s, n)``, ``FORMAT``, ``CHAR(n)``, ``UPDATE t alias``, ``FOR UPDATE``;
+* the expression rewrites of ``rewrites``: arithmetic types, comparisons with numbers,
+  numbers stored into text, casts, INTERVAL, TRIM, GROUP_CONCAT, INSERT ... SET, HAVING
+  without GROUP BY (an assignment in SET is never taken for a comparison);
+* ``db.table`` where ``db`` is the per-item database, which has the table's name, and
+  ``information_schema.COLUMNS``/``TABLES``;
+* SQLite-only syntax MySQL rejects (``[col]``, ``==``, ``LIMIT -1``, ``IN ()``, a string where a
+  table name belongs, ``printf()``) and MySQL 8 reserved words used as names (``RANK``,
+  ``MATCH``, ``RELEASE``...) are syntax errors at the place MySQL reports them.
 """
 
 from __future__ import annotations

@@ -11,9 +11,15 @@ One ``SqlSandbox`` holds one episode's table. The agent's SQL is untrusted, so:
 * string/blob size, SQL length and the database size are capped, temp storage is memory;
 * a reply is built only up to the 800 characters the agent is shown.
 
-MySQL semantics that change results are emulated: a case- and accent-insensitive
-collation on every column, MySQL string-to-number conversion in comparisons and SUM/AVG,
-MySQL LIKE, MD5/CONCAT/CONCAT_WS/IF/LEFT/RIGHT, SHOW/DESCRIBE/USE and MySQL error texts.
+MySQL semantics that change results are emulated: utf8mb4_0900_ai_ci (case- and
+accent-insensitive, no pad, DUCET order of punctuation) on every column and literal, MySQL
+string-to-number conversion, exact DECIMAL vs double arithmetic (replies print
+``Decimal('2.5000')`` and ``datetime.date(...)`` as the client does), MySQL LIKE/REGEXP,
+the built-ins of ``mysql_functions``, case-sensitive table names, select aliases unknown in
+WHERE, ONLY_FULL_GROUP_BY (``group_check``), read-only information_schema, SHOW/DESCRIBE/USE,
+several statements refused as "Commands out of sync", and MySQL error texts and positions.
+A table MySQL cannot create (duplicate or empty column names) is not built; rows of the wrong
+width leave it empty, as the benchmark's one multi-row INSERT does.
 """
 
 from __future__ import annotations
