@@ -50,7 +50,7 @@ def operation(sql: str, final_answer: str | None = None) -> str:
         The action string.
 
     Example:
-        >>> operation("SELECT 1\nFROM t")
+        >>> operation("SELECT 1\\nFROM t")
         'Operation: SELECT 1 FROM t'
     """
     return _with_answer(OPERATION + sql.strip().replace("\n", " "), final_answer)

@@ -113,12 +113,12 @@ _LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", "'": "''", "\n": "\\n", "\r": "\
 
 
 def literal(value: str) -> str:
-    """A MySQL string literal: backslash, quote, newline, carriage return, tab and NUL escaped
+    r"""A MySQL string literal: backslash, quote, newline, carriage return, tab and NUL escaped
     the MySQL way (reference manual 9.1.1), so the statement stays one line and matches the value.
 
     Example:
-        >>> print(literal("it's\\na\tb"))
-        'it''s\\na\\tb'
+        >>> print(literal("it's\na\tb"))
+        'it''s\na\tb'
     """
     return "'" + value.translate(_LITERAL_ESCAPES) + "'"
 
