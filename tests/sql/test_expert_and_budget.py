@@ -91,7 +91,7 @@ def test_unseen_answers_are_flagged() -> None:
     guessed = env.step(actions.answer(' ["Montréal"]'))
     assert guessed.won and guessed.facts.sql.answer_seen is False
     assert guessed.facts is not None and guessed.facts.sql is not None
-    assert guessed.facts.sql.answer_seen is False and guessed.facts.sql.answer == ["Montréal"]
+    assert guessed.facts.sql.answer_seen is False and guessed.facts.sql.answer == ' ["Montréal"]'
     env.reset(make_task(make_item()))
     looked = env.step(actions.operation(f"SELECT `Title` FROM {T}"))
     assert looked.facts is not None and looked.facts.sql is not None and looked.facts.sql.kind == "select"
