@@ -94,7 +94,7 @@ def test_unseen_answers_are_flagged() -> None:
     assert guessed.facts.sql.answer_seen is False and guessed.facts.sql.answer == ' ["Montréal"]'
     env.reset(make_task(make_item()))
     looked = env.step(actions.operation(f"SELECT `Title` FROM {T}"))
-    assert looked.facts is not None and looked.facts.sql is not None and looked.facts.sql.kind == "select"
+    assert looked.facts is not None and looked.facts.sql is not None and looked.facts.sql.statement == "query"
     seen = env.step(actions.answer(' ["Montréal"]'))
     assert seen.won and seen.facts.sql.answer_seen is True
     assert seen.facts is not None and seen.facts.sql is not None and seen.facts.sql.answer_seen is True
