@@ -113,3 +113,28 @@ def test_statement_kind_reads_the_first_word(sql: str, kind: str) -> None:
 )
 def test_mariadb_texts_are_reworded_as_mysql8_writes_them(mariadb: str, mysql: str) -> None:
     assert mysql8_text(mariadb) == mysql
+
+
+def test_generate_records_how_many_data_items_were_skipped(tmp_path) -> None:
+    """A malformed benchmark item is skipped with a warning, and the run's manifest counts it."""
+    import json
+    from pathlib import Path
+
+    from prefbuild import api
+
+    source = Path(__file__).parent / "data" / "dbbench_sample.jsonl"
+    good = source.read_text(encoding="utf-8").splitlines()[:2]
+    broken = json.loads(good[0])
+    broken["table"]["table_info"]["columns"].append(dict(broken["table"]["table_info"]["columns"][0]))  # duplicate
+    data = tmp_path / "items.jsonl"
+    data.write_text("\n".join([good[0], json.dumps(broken), good[1]]) + "\n", encoding="utf-8")
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "name: skipped-items\nseed: 0\n"
+        f"env: {{name: sql, protocol: dbbench, num_tasks: 3, max_steps: 5, options: {{data_file: {data}}}}}\n"
+        "teacher: {backend: scripted, model: scripted-expert}\n",
+        encoding="utf-8",
+    )
+    result = api.generate(recipe, out=tmp_path / "run")
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert manifest["counts"]["invalid_items"] == 1 and manifest["counts"]["episodes"] == 2
