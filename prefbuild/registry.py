@@ -46,6 +46,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "household": "prefbuild.envs.household.env:HouseholdEnv",
         "sql": "prefbuild.envs.sql.env:SqlEnv",
         "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
+        "tau2": "prefbuild.envs.tau2.env:Tau2Env",
     },
     "teachers": {
         "openai": "prefbuild.teachers.factories:openai_teacher",

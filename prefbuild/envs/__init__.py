@@ -15,6 +15,7 @@ BUILTIN_ENVS: dict[str, str] = {
     "household": "prefbuild.envs.household.env:HouseholdEnv",
     "sql": "prefbuild.envs.sql.env:SqlEnv",
     "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
+    "tau2": "prefbuild.envs.tau2.env:Tau2Env",
 }
 
 
