@@ -92,3 +92,11 @@ def test_bad_options_name_the_key() -> None:
         Tau2Env(domain="mock", hints="always")
     with pytest.raises(ValueError, match=r"user\.model"):
         Tau2Env(domain="mock", user={"base_url": "http://127.0.0.1:1"})
+
+
+def test_an_assertion_on_missing_state_scores_zero_instead_of_raising() -> None:
+    env = Tau2Env(domain="mock")
+    env.reset(task_by_id(env, "base", "create_task_1_with_env_assertions"))
+    result = env.step(encode_action(message=CLOSING))
+    assert result.done and result.reward == 0.0 and not result.facts.won
+    assert result.info["tau2"]["error"] == "ValueError: Task task_2 not found"

@@ -143,3 +143,17 @@ def test_llm_user_unreachable_is_a_clear_error() -> None:
     env = Tau2Env(domain="mock", user={"base_url": "http://127.0.0.1:9", "model": "m", "timeout_s": 2})
     with pytest.raises(ChatModelError, match=r"127\.0\.0\.1:9"):
         env.reset(next(env.tasks("base", 1, 0)))
+
+
+def test_llm_user_sees_the_task_history_from_its_side() -> None:
+    server = ScriptedServer([{"content": "Please mark task_2 as completed."}]).start()
+    try:
+        env = Tau2Env(domain="mock", user={"base_url": server.base_url, "model": "user-model"})
+        first, _ = env.reset(task_by_id(env, "base", "update_task_with_message_history"))
+    finally:
+        server.stop()
+    assert first == "Please mark task_2 as completed."
+    sent = server.requests[0]["messages"]
+    assert [message["role"] for message in sent] == ["system", "assistant", "user"]  # roles flipped for the user
+    assert sent[1]["content"] == "I need to create a task for the project review meeting."
+    assert sent[2]["content"].startswith("I've created a task titled 'Project Review'")

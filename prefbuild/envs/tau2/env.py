@@ -177,7 +177,8 @@ class Tau2Env(Env):
             names = [tool["function"]["name"] for tool in user_tools or []]
             self._user: SimulatedUser = ScriptedUser(self._task, names)
         else:
-            self._user = LlmUser(self.user_config, str(self._task.user_scenario), user_tools)
+            behind = history[:-1] if history and history[-1].role == "assistant" else history
+            self._user = LlmUser(self.user_config, str(self._task.user_scenario), user_tools, behind)
         self._db_dirty = True
         self._db_match: bool | None = None
         self._errors = 0
@@ -345,6 +346,8 @@ class Tau2Env(Env):
         Returns:
             ``{"reward", "success", "termination", "evaluation", "nl_assertions", "reward_info"}``;
             ``nl_assertions`` is ``"judged"``, ``"not judged"`` or ``"none"`` (the task has none).
+            When tau2's evaluator raises (an assertion about state that does not exist), the
+            reward is 0, ``reward_info`` None and ``error`` says why.
         """
         modules = tau2_modules()
         evaluator = modules.evaluator
@@ -370,22 +373,26 @@ class Tau2Env(Env):
             termination_reason=termination,
             messages=list(self._trajectory),
         )
+        record: dict[str, Any] = {
+            "termination": termination,
+            "evaluation": evaluation.value,
+            "nl_assertions": "judged" if judged else ("not judged" if has_nl else "none"),
+        }
         judge.configure(self.judge_config)
         try:
             reward_info = evaluator.evaluate_simulation(
                 simulation=simulation, task=task, evaluation_type=evaluation, solo_mode=False, domain=self.domain
             )
+        except Exception as error:
+            # tau2's assertion functions raise when the state they check does not exist (a task
+            # never created): the episode cannot have met them. Recorded, scored 0, never raised.
+            return {**record, "reward": 0.0, "success": False, "error": f"{type(error).__name__}: {error}",
+                    "reward_info": None}
         finally:
             judge.configure(None)
         reward = float(reward_info.reward)
-        return {
-            "reward": reward,
-            "success": abs(reward - 1.0) < 1e-6,
-            "termination": termination,
-            "evaluation": evaluation.value,
-            "nl_assertions": "judged" if judged else ("not judged" if has_nl else "none"),
-            "reward_info": reward_info.model_dump(mode="json"),
-        }
+        return {**record, "reward": reward, "success": abs(reward - 1.0) < 1e-6,
+                "reward_info": reward_info.model_dump(mode="json")}
 
     # -- oracle and scores ----------------------------------------------------------------
 

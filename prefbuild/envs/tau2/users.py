@@ -45,9 +45,17 @@ class LlmUser:
         config: the ``user:`` section of the env options.
         scenario: ``str(task.user_scenario)``, as tau2's runner passes it.
         tools: the user's device tools (telecom) as OpenAI definitions, or None.
+        history: the task's message history already behind the user (tau2 keeps the user's
+            own view of it: its turns, the agent's text turns, its device results).
     """
 
-    def __init__(self, config: ChatModelConfig, scenario: str, tools: list[dict[str, Any]] | None) -> None:
+    def __init__(
+        self,
+        config: ChatModelConfig,
+        scenario: str,
+        tools: list[dict[str, Any]] | None,
+        history: Sequence[Any] = (),
+    ) -> None:
         modules = tau2_modules()
         simulator = modules.user_simulator
         guidelines = simulator.get_global_user_sim_guidelines(use_tools=tools is not None)
@@ -55,7 +63,8 @@ class LlmUser:
         self.config = config
         self.tools = tools
         self.state = modules.user.UserState(
-            system_messages=[modules.messages.SystemMessage(role="system", content=system)], messages=[]
+            system_messages=[modules.messages.SystemMessage(role="system", content=system)],
+            messages=[message for message in history if modules.user.is_valid_user_history_message(message)],
         )
         self._turns = 0
 
