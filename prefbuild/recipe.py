@@ -20,22 +20,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from prefbuild.errors import LocatedError, plain_message
 from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, parse_teacher_config
 
 
-class RecipeError(ValueError):
+class RecipeError(LocatedError):
     """A bad recipe: where (file and line, or ``--set``) and which field, and what is wrong."""
-
-    def __init__(self, source: str, line: int | None, field: str, message: str) -> None:
-        self.source = source
-        self.line = line
-        self.field = field
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.source}:{self.line}" if self.line else self.source
-        return f"{where} {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 class Section(BaseModel):
@@ -76,12 +66,20 @@ class PairsConfig(Section):
     test_fraction: float = Field(default=0.1, ge=0, lt=1)
 
 
-ExportFormat = Literal["trl", "roundwise", "llamafactory", "swift", "sft"]
-
-
 class OutputConfig(Section):
     dir: str | None = Field(default=None, description="Run directory; default runs/<recipe name>.")
-    formats: list[ExportFormat] = Field(default_factory=lambda: ["trl"])
+    formats: list[str] = Field(default_factory=lambda: ["trl"], description="Registered export format names.")
+
+    @field_validator("formats")
+    @classmethod
+    def _registered_formats(cls, formats: list[str]) -> list[str]:
+        from prefbuild import registry
+
+        known = registry.names("exports")
+        for name in formats:
+            if name not in known:
+                raise ValueError(f"unknown export format {name!r}; known: {', '.join(known)}")
+        return formats
 
 
 class PublishConfig(Section):
@@ -241,9 +239,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
 def _humanise(error: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field (check the spelling; see schemas/recipe.schema.json)"
-    if error["type"] == "missing":
-        return "required field is missing"
-    return str(error["msg"])
+    return plain_message(error)
 
 
 class LoadedRecipe(BaseModel):

@@ -46,6 +46,8 @@ BUILTINS: dict[str, dict[str, str]] = {
         "household": "prefbuild.envs.household.env:HouseholdEnv",
         "sql": "prefbuild.envs.sql.env:SqlEnv",
         "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
+        "code": "prefbuild.envs.code.env:CodeEnv",
+        "bfcl": "prefbuild.envs.bfcl.env:BfclEnv",
         "tau2": "prefbuild.envs.tau2.env:Tau2Env",
     },
     "teachers": {
@@ -62,7 +64,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "format_violation": "prefbuild.labelers.format_violation:FormatViolationLabeler",
         "invalid_action": "prefbuild.labelers.invalid_action:InvalidActionLabeler",
         "sql_error": "prefbuild.labelers.sql.labelers:SqlErrorLabeler",
-        "wrong_answer": "prefbuild.labelers.sql.labelers:WrongAnswerLabeler",
+        "wrong_answer": "prefbuild.labelers.sql.labelers:SqlWrongAnswerLabeler",
         "sql_premature_success": "prefbuild.labelers.sql.labelers:SqlPrematureSuccessLabeler",
         "sql_loop": "prefbuild.labelers.sql.labelers:SqlLoopLabeler",
     },

@@ -7,7 +7,6 @@ drives. Third-party envs register through the ``prefbuild.envs`` entry point.
 
 from __future__ import annotations
 
-import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,14 +25,19 @@ class EnvTask:
 
 @dataclass(frozen=True)
 class StepResult:
-    """What ``Env.step`` returns: the Gymnasium 4-tuple plus a typed ``valid`` flag."""
+    """What ``Env.step`` returns: the Gymnasium 4-tuple plus typed facts.
+
+    ``valid`` says whether the env accepted the action (None: it cannot tell); ``facts`` carry
+    what labelers rely on (won, executed SQL, tool calls, progress). ``info`` is for display
+    extras only: nothing downstream reads it for decisions.
+    """
 
     observation: str
     reward: float
     done: bool
     info: dict[str, Any] = field(default_factory=dict)
-    # Typed facts for labelers (won, executed SQL, tool calls, progress...); see records.StepFacts.
     facts: StepFacts | None = None
+    valid: bool | None = None
     # Tool envs answer with messages: one ``tool`` message per call (with ``tool_call_id``),
     # optionally followed by a ``user`` turn (tau2's simulated user). ``observation`` then holds
     # their text joined for display; None means the reply is the single turn ``observation``.
@@ -41,11 +45,7 @@ class StepResult:
 
     @property
     def won(self) -> bool:
-        return bool(self.info.get("won", False))
-
-    @property
-    def valid(self) -> bool | None:
-        return self.info.get("valid")
+        return bool(self.facts is not None and self.facts.won)
 
 
 @dataclass(frozen=True)
@@ -172,15 +172,6 @@ class Env(ABC):
 
     def admissible_actions(self) -> list[str] | None:
         """Every command the env accepts now, or None where the env cannot enumerate them."""
-        return None
-
-    def failure_action(self, mode: str, rng: random.Random) -> str | None:
-        """An action from the current state that shows failure ``mode`` (a ``FailureMode`` value).
-
-        Used by the scripted teacher to simulate bad behaviour the env understands (an
-        implausible search location, a hallucinated object, a premature finish). None where
-        the env cannot produce one from this state.
-        """
         return None
 
     def progress(self) -> float | None:

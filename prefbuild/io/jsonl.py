@@ -21,43 +21,25 @@ from typing import IO, Literal, TypeVar
 import jsonlines
 from pydantic import BaseModel, ValidationError
 
+from prefbuild.errors import LocatedError, describe_validation_error
 from prefbuild.records import Pair, Trajectory
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 RecordKind = Literal["trajectory", "pair"]
 
 
-class RecordError(ValueError):
+class RecordError(LocatedError):
     """A bad record: where it is (file, line, field path) and what is wrong with it."""
-
-    def __init__(self, path: str | os.PathLike[str], line: int, field: str, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.field = field
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}"
-        return f"{where} {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 class TruncatedLineWarning(UserWarning):
     """The last line of a JSONL file is incomplete (the writer was killed mid-line); it was skipped."""
 
 
-def field_path(location: tuple[int | str, ...]) -> str:
-    """Pydantic's error location as a dotted path: ``steps.3.labels.0.step``."""
-    return ".".join(str(part) for part in location) or "<record>"
-
-
 def validation_error(path: str | os.PathLike[str], line: int, error: ValidationError) -> RecordError:
     """The first problem of a pydantic error, located at ``path:line``."""
-    first = error.errors()[0]
-    message = first["msg"]
-    if first["type"] == "extra_forbidden":
-        message = "unknown field"
-    return RecordError(path, line, field_path(tuple(first["loc"])), message)
+    field, message = describe_validation_error(error)
+    return RecordError(path, line, field, message)
 
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, bool]]:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from prefbuild.envs.base import Protocol
 from prefbuild.records import Message, Trajectory, prompt_messages
-from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.base import Completion, EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 
 T = TypeVar("T")
 
@@ -97,21 +97,20 @@ def one_sentence(thought: str, max_chars: int) -> bool:
     return len(_SENTENCE_END.findall(text)) <= 1
 
 
-def request_context(
+def env_view(
     teacher: Teacher, trajectory: Trajectory, step_index: int, *, protocol: Protocol, seed: int, attempt: int = 0
-) -> Any:
-    """``TeacherRequest.context`` for a request at ``step_index`` of a recorded episode.
+) -> EnvView | None:
+    """``TeacherRequest.env_view`` for a request at ``step_index`` of a recorded episode.
 
-    Real backends read only the messages (None). The scripted teacher plays the env, so it
-    gets the env replayed to that step; ``attempt`` changes its random stream, so a retry
-    can give another answer.
+    Model backends read only the messages (None). A teacher that acts from the env's state
+    (``reads_env_state``) gets the env replayed to that step; ``attempt`` changes the seed, so
+    a retry can give another answer.
     """
-    if teacher.backend != "scripted":
+    if not teacher.reads_env_state:
         return None
     from prefbuild.pairs.replay import replay
-    from prefbuild.simulation.scripted import ScriptedContext
 
-    return ScriptedContext(
+    return EnvView(
         env=replay(trajectory, step_index),
         protocol=protocol,
         step_index=step_index,
@@ -162,7 +161,7 @@ def teacher_thought_turns(
                 TeacherRequest(
                     messages=[*messages[:-1], hinted],
                     sampling=replace(sampling, n=1, seed=request_seed),
-                    context=request_context(
+                    env_view=env_view(
                         runner.teacher, job.trajectory, job.step_index, protocol=protocol, seed=seed, attempt=attempt
                     ),
                 )

@@ -28,15 +28,15 @@ always 0.0, so the same recipe gives byte-identical trajectory files.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prefbuild.envs.base import Env, Protocol
-from prefbuild.teachers.base import Completion, Teacher, TeacherError, TeacherRequest
-from prefbuild.teachers.config import FAILURE_MODES
+from prefbuild.simulation import failure_action
+from prefbuild.teachers.base import Completion, EnvView, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.config import FAILURE_MODES, TeacherConfig
 
-__all__ = ["ENGLISH_FILLER", "JAPANESE_FILLER", "ScriptedCompletion", "ScriptedContext", "ScriptedTeacher"]
+__all__ = ["ENGLISH_FILLER", "JAPANESE_FILLER", "EnvView", "ScriptedCompletion", "ScriptedTeacher"]
 
 EXPERT = "expert"
 
@@ -67,26 +67,6 @@ THOUGHTS: tuple[str, ...] = (
 
 
 @dataclass(frozen=True)
-class ScriptedContext:
-    """What the scripted teacher needs to know at one step; the rollout engine builds it.
-
-    ``seed`` is the recipe seed and ``episode_id`` names the trajectory; together with
-    ``step_index`` (and the sample index) they seed every choice at this step.
-    """
-
-    env: Env
-    protocol: Protocol
-    step_index: int
-    previous_outputs: Sequence[str] = ()
-    seed: int = 0
-    episode_id: str = ""
-
-    @property
-    def rng_seed(self) -> int:
-        return self.seed
-
-
-@dataclass(frozen=True)
 class ScriptedCompletion(Completion):
     """A scripted completion, with the behaviour it simulates (``expert`` or a failure mode)."""
 
@@ -102,6 +82,8 @@ class ScriptedTeacher(Teacher):
     """A deterministic noisy expert for envs with an oracle. Clearly a simulation."""
 
     backend = "scripted"
+    reads_env_state = True
+    simulated = True
 
     def __init__(self, rates: Mapping[str, float] | None = None, *, model: str = "scripted-expert") -> None:
         rates = dict(rates or {})
@@ -119,11 +101,11 @@ class ScriptedTeacher(Teacher):
         return f"ScriptedTeacher(rates={active})"
 
     async def complete(self, request: TeacherRequest) -> list[Completion]:
-        context = request.context
-        if not isinstance(context, ScriptedContext):
+        context = request.env_view
+        if context is None:
             raise TeacherError(
-                "the scripted teacher needs TeacherRequest.context to be a ScriptedContext (the live env and "
-                f"protocol), got {type(context).__name__}"
+                "the scripted teacher plays the env's oracle: it needs TeacherRequest.env_view (the live env and "
+                "protocol), which the rollout passes to teachers with reads_env_state"
             )
         prompt_tokens = sum(_words(message.content) for message in request.messages)
         return [self._sample(context, sample, prompt_tokens) for sample in range(request.sampling.n)]
@@ -137,7 +119,7 @@ class ScriptedTeacher(Teacher):
                 return mode
         return EXPERT
 
-    def _sample(self, context: ScriptedContext, sample: int, prompt_tokens: int) -> ScriptedCompletion:
+    def _sample(self, context: EnvView, sample: int, prompt_tokens: int) -> ScriptedCompletion:
         rng = random.Random(f"prefbuild-scripted:{context.seed}:{context.episode_id}:{context.step_index}:{sample}")
         mode = self.choose_mode(rng)
         expert = context.env.expert_action()
@@ -170,19 +152,19 @@ def _thought(rng: random.Random, action: str) -> str:
 Outcome = tuple[str | None, str]
 
 
-def _loop(context: ScriptedContext, rng: random.Random, expert: str) -> Outcome:
+def _loop(context: EnvView, rng: random.Random, expert: str) -> Outcome:
     if not context.previous_outputs:
         return None, ""
     return context.previous_outputs[-1], "repeated the previous output"
 
 
-def _premature_success(context: ScriptedContext, rng: random.Random, expert: str) -> Outcome:
+def _premature_success(context: EnvView, rng: random.Random, expert: str) -> Outcome:
     return context.protocol.final_turn(), "declared success early"
 
 
 def _env_failure(mode: str) -> Any:
-    def misbehave(context: ScriptedContext, rng: random.Random, expert: str) -> Outcome:
-        action = context.env.failure_action(mode, rng)
+    def misbehave(context: EnvView, rng: random.Random, expert: str) -> Outcome:
+        action = failure_action(context.env, mode, rng)
         if action is None:
             return None, ""
         return context.protocol.render(action, _thought(rng, action)), f"action {action!r}"
@@ -190,7 +172,7 @@ def _env_failure(mode: str) -> Any:
     return misbehave
 
 
-def _verbose_filler(context: ScriptedContext, rng: random.Random, expert: str) -> Outcome:
+def _verbose_filler(context: EnvView, rng: random.Random, expert: str) -> Outcome:
     style = rng.choice(("english", "japanese", "repetition"))
     if style == "english":
         filler = " ".join(rng.sample(ENGLISH_FILLER, rng.randint(2, 4)))
@@ -205,7 +187,7 @@ def _verbose_filler(context: ScriptedContext, rng: random.Random, expert: str) -
     return text, f"{style} filler"
 
 
-def _format_violation(context: ScriptedContext, rng: random.Random, expert: str) -> Outcome:
+def _format_violation(context: EnvView, rng: random.Random, expert: str) -> Outcome:
     protocol = context.protocol
     variants = ["drop_tag", "second_action", "fences"]
     rng.shuffle(variants)
@@ -233,3 +215,8 @@ _MISBEHAVIOURS = {
     "verbose_filler": _verbose_filler,
     "format_violation": _format_violation,
 }
+
+
+def scripted_teacher(config: TeacherConfig) -> ScriptedTeacher:
+    """The registry's factory for backend ``scripted`` (rates from ``teacher.scripted``)."""
+    return ScriptedTeacher(config.scripted, model=config.model or "scripted-expert")

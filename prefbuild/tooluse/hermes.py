@@ -208,6 +208,11 @@ def parse_tool_turn(text: str, id_prefix: str = "call_") -> ToolTurn:
         call = _decode_block(body, f"{id_prefix}{len(calls)}", normalized, problems)
         if call is not None:
             calls.append(call)
+    if bodies:
+        outside, fenced = strip_fence_lines(outside)
+        if fenced:
+            normalized.append("markdown fence around the calls")
+            problems.append("markdown fence")
     return ToolTurn(
         content=outside.strip(),
         thought="\n".join(thoughts) or None,

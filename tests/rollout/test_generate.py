@@ -24,9 +24,9 @@ teacher: {backend: openai, model: toy, base_urls: ["${TOY_URL:-http://127.0.0.1:
 
 @pytest.fixture(autouse=True)
 def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefbuild import envs
+    from prefbuild import registry
 
-    monkeypatch.setitem(envs.BUILTIN_ENVS, "count", "tests.rollout.toy:CountEnv")
+    monkeypatch.setitem(registry.BUILTINS["envs"], "count", "tests.rollout.toy:CountEnv")
 
 
 def loaded(*overrides: str):

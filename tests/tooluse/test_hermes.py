@@ -157,3 +157,8 @@ def test_tags_inside_string_arguments_do_not_cut_the_call() -> None:
     turn = parse_tool_turn(text)
     assert (turn.thought, turn.problems) == ("ok", [])
     assert json.loads(turn.calls[0].function.arguments) == {"code": code}
+
+
+def test_fences_around_the_calls_are_a_problem() -> None:
+    turn = parse_tool_turn("```\n" + CLEAN + "\n```")
+    assert (turn.content, turn.problems, len(turn.calls)) == ("", ["markdown fence"], 1)

@@ -26,7 +26,7 @@ from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.household.protocols import PROTOCOLS
 from prefbuild.envs.household.protocols.common import KIND_TO_TYPE, task_kind
 from prefbuild.errors import PrefbuildError
-from prefbuild.records import TaskInfo
+from prefbuild.records import StepFacts, TaskInfo
 
 DIALECTS: tuple[str, ...] = ("classic", "modern")
 INVALID_FEEDBACK = "Nothing happens."
@@ -216,20 +216,22 @@ class AlfworldEnv(Env):
 
     def step(self, action: str) -> StepResult:
         if self._env is None:
-            return StepResult(INVALID_FEEDBACK, 0.0, False, {"won": False, "valid": False, "error": "no game loaded"})
+            facts = StepFacts(won=False)
+            return StepResult(INVALID_FEEDBACK, 0.0, False, {"error": "no game loaded"}, facts, valid=False)
         game_dialect = self._dialect()
         command = translate_command(action.strip(), self.dialect, game_dialect)
         try:
             self._state, _, done = self._env.step(command)
         except Exception as error:  # the engine raises on some malformed commands; the contract says never raise
-            return StepResult(INVALID_FEEDBACK, 0.0, False, {"won": False, "valid": False, "error": str(error)})
+            return StepResult(INVALID_FEEDBACK, 0.0, False, {"error": str(error)}, StepFacts(won=False), valid=False)
         raw = str(self._state["feedback"])
         if self._game_dialect is None:
             self._game_dialect = detect_dialect(self._state["admissible_commands"], raw)
         feedback = translate_feedback(raw, self._dialect(), self.dialect, command=command)
         won = bool(self._state["won"])
-        info = {"won": won, "valid": raw.strip() != INVALID_FEEDBACK, "executed": command}
-        return StepResult(feedback, 1.0 if won else 0.0, bool(done) or won, info)
+        valid = raw.strip() != INVALID_FEEDBACK
+        facts = StepFacts(won=won, executed_action=command if command != action.strip() else None)
+        return StepResult(feedback, 1.0 if won else 0.0, bool(done) or won, {}, facts, valid=valid)
 
     def admissible_actions(self) -> list[str] | None:
         if self._state is None:

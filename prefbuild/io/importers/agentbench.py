@@ -31,7 +31,19 @@ from prefbuild.io.importers.convert import (
 )
 from prefbuild.io.importers.parsing import parse_turn, step_fields
 from prefbuild.labelers.household_text import parse_goal
-from prefbuild.records import EnvInfo, Message, Outcome, Role, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
+from prefbuild.records import (
+    EnvInfo,
+    Message,
+    Outcome,
+    Role,
+    SqlFacts,
+    Step,
+    StepFacts,
+    StopReason,
+    TaskInfo,
+    TeacherInfo,
+    Trajectory,
+)
 
 KIND_TO_TYPE = {
     "put": "pick_and_place_simple",
@@ -238,22 +250,41 @@ def _dbbench(
 
 
 _MYSQL_ERROR = re.compile(r"^\d{4} \([0-9A-Z]{5}\): ")
+_MUTATION = re.compile(r"^\s*(?:insert|update|delete|replace)\b", re.IGNORECASE)
 
 
 def dbbench_step(index: int, observation: str, raw: str, feedback: str) -> Step:
     """A DBBench turn as the sql env records it: ``Operation: <sql>`` / ``Answer:<text>`` / ``Invalid: ...``."""
     fields = step_fields(parse_turn("sql", "dbbench", raw))
-    info: dict[str, Any] = fields.pop("info")
+    facts: StepFacts = fields.pop("facts")
     action = fields["action"] or ""
     valid: bool | None = None
     if action.startswith("Operation: "):
+        sql = action[len("Operation: ") :]
         error = feedback if _MYSQL_ERROR.match(feedback) else None
-        info.update(kind="operation", executed_sql=action[len("Operation: ") :], sql_error=error)
+        # The log records no table state: a data-changing statement the server ran without an
+        # error changed the table (AgentBench prints no reply for it, or the affected rows).
+        changing = _MUTATION.match(sql) is not None
+        sql_facts = SqlFacts(
+            turn="operation",
+            statement="mutation" if changing else "query",
+            executed=sql,
+            error=error,
+            mutated=changing and error is None,
+        )
         valid = error is None if feedback else None
     elif action.startswith("Answer:"):
-        info.update(kind="answer", answer=action[len("Answer:") :], final=True)
+        sql_facts = SqlFacts(turn="answer", answer=action[len("Answer:") :])
+        facts = facts.model_copy(update={"final": True})
     else:
-        info.update(kind="invalid", final=True)
+        sql_facts = SqlFacts(turn="invalid")
+        facts = facts.model_copy(update={"final": True})
     return Step(
-        index=index, observation=observation, raw_output=raw, feedback=feedback, valid=valid, info=info, **fields
+        index=index,
+        observation=observation,
+        raw_output=raw,
+        feedback=feedback,
+        valid=valid,
+        facts=facts.model_copy(update={"sql": sql_facts}),
+        **fields,
     )

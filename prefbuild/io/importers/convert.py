@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefbuild.labelers.common import is_nothing_happens
-from prefbuild.records import Message, Outcome, Role, Step
+from prefbuild.errors import PrefbuildError
+from prefbuild.labelers.text import is_nothing_happens
+from prefbuild.records import Message, Outcome, Role, Step, StepFacts
 
 AVAILABLE_ACTIONS = "AVAILABLE ACTIONS"
 
 
-class ExternalLogError(ValueError):
+class ExternalLogError(PrefbuildError, ValueError):
     """An external log record is not in the expected layout; the message names file, line and field."""
 
 
@@ -59,12 +60,11 @@ def household_step(
     done: bool = False,
 ) -> Step:
     """One household step from a parsed turn (``parsing.step_fields``) and what the env answered."""
-    info: dict[str, Any] = dict(fields.get("info") or {})
+    facts: StepFacts = fields.get("facts") or StepFacts()
+    facts = facts.model_copy(
+        update={"executed_action": executed, "admissible": list(admissible) if admissible is not None else None}
+    )
     valid: bool | None = None
-    if executed is not None:
-        info["executed_action"] = executed
-    if admissible is not None:
-        info["admissible_commands"] = list(admissible)
     if executed is not None:
         # The env's verdict on the command it ran; a snapped command is reported by its own check.
         valid = not is_nothing_happens(feedback)
@@ -80,7 +80,7 @@ def household_step(
         valid=valid,
         feedback=feedback,
         done=done,
-        info=info,
+        facts=facts,
     )
 
 

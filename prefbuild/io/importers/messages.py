@@ -18,8 +18,8 @@ from typing import Any
 from prefbuild.io.importers.agentbench import KIND_TO_TYPE
 from prefbuild.io.importers.convert import ExternalLogError, bare_observation, finish, household_step, messages_of
 from prefbuild.io.importers.parsing import parse_turn, step_fields
-from prefbuild.labelers.common import is_completion_claim
 from prefbuild.labelers.household_text import parse_goal
+from prefbuild.labelers.text import is_completion_claim
 from prefbuild.records import EnvInfo, Message, Outcome, Role, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
 
 _OBSERVATION_PREFIX = "Observation:"

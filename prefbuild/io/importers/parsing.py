@@ -7,17 +7,16 @@ AgentBench log then mean the same as the labels on prefbuild's own trajectories.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
-from prefbuild.envs import get_protocol
+from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
+from prefbuild.records import StepFacts
 
 
-@lru_cache(maxsize=16)
 def protocol(env: str, name: str) -> Protocol:
-    """The protocol instance ``name`` of ``env`` (cached: parsers are stateless)."""
-    return get_protocol(env, name)
+    """The protocol instance ``name`` of ``env`` (shared: parsers are stateless)."""
+    return cached_protocol(env, name)
 
 
 def parse_turn(env: str, name: str, text: str) -> ParsedOutput:
@@ -25,16 +24,11 @@ def parse_turn(env: str, name: str, text: str) -> ParsedOutput:
 
 
 def step_fields(parsed: ParsedOutput) -> dict[str, Any]:
-    """The Step fields a parse result fills; the parser's problems and final flag go to ``info``."""
-    info: dict[str, Any] = {}
-    if parsed.problems:
-        info["problems"] = list(parsed.problems)
-    if parsed.final:
-        info["final"] = True
+    """The Step fields a parse result fills; the parser's problems and final flag are step facts."""
     return {
         "thought": parsed.thought,
         "action": parsed.action,
         "format_ok": parsed.format_ok,
         "normalized": list(parsed.normalized),
-        "info": info,
+        "facts": StepFacts(problems=list(parsed.problems), final=parsed.final),
     }

@@ -1,9 +1,9 @@
 """Labelers for the ``sql`` (DBBench) env: failing SQL, wrong answers, premature answers, repeated queries.
 
-They read the facts the sql env records on every step (``Step.info``: ``kind``,
-``executed_sql``, ``sql_error``, ``mutated``, ``answer``, ``won``, ``expected``, ``final``)
-and fall back on the action text (``Operation: <sql>`` / ``Answer:<text>``) for logs that
-lack them. Each labeler finds one failure mode and quotes the SQL, error or answer it saw.
+They read the typed facts the sql env records on every step (``Step.facts.sql``: turn,
+executed SQL, error, mutated, answer, expected; ``Step.facts.won``) and fall back on the
+action text (``Operation: <sql>`` / ``Answer:<text>``) for logs that lack them. Each labeler
+finds one failure mode and quotes the SQL, error or answer it saw.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from prefbuild.envs.sql.actions import parse_action
 from prefbuild.envs.sql.items import is_mutation
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.common import ConfiguredLabeler, format_steps, short
+from prefbuild.labelers.text import format_steps, short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 _SPACES = re.compile(r"\s+")
@@ -23,17 +23,17 @@ _AROUND_PUNCTUATION = re.compile(r"\s*([(),=<>!])\s*")
 
 def step_kind(step: Step) -> str | None:
     """``operation``, ``answer`` or ``invalid`` for a step of the sql env; None when there was no action."""
-    kind = step.info.get("kind")
-    if kind in ("operation", "answer", "invalid"):
-        return str(kind)
+    kind = step.facts.sql.turn if step.facts.sql is not None else None
+    if kind is not None:
+        return kind
     if step.action is None:
         return None
     return parse_action(step.action).kind
 
 
 def executed_sql(step: Step) -> str | None:
-    sql = step.info.get("executed_sql")
-    if isinstance(sql, str):
+    sql = step.facts.sql.executed if step.facts.sql is not None else None
+    if sql is not None:
         return sql
     if step.action is not None and step_kind(step) == "operation":
         return parse_action(step.action).text
@@ -41,8 +41,8 @@ def executed_sql(step: Step) -> str | None:
 
 
 def answer_text(step: Step) -> str | None:
-    answer = step.info.get("answer")
-    if isinstance(answer, str) and step_kind(step) == "answer":
+    answer = step.facts.sql.answer if step.facts.sql is not None else None
+    if answer is not None and step_kind(step) == "answer":
         return answer
     if step.action is not None and step_kind(step) == "answer":
         return parse_action(step.action).text
@@ -50,8 +50,13 @@ def answer_text(step: Step) -> str | None:
 
 
 def sql_error(step: Step) -> str | None:
-    error = step.info.get("sql_error")
-    return error if isinstance(error, str) and error else None
+    error = step.facts.sql.error if step.facts.sql is not None else None
+    return error or None
+
+
+def mutated(step: Step) -> bool:
+    """The step's statement changed the table (as recorded; unknown counts as no)."""
+    return bool(step.facts.sql is not None and step.facts.sql.mutated)
 
 
 def operation_succeeded(step: Step) -> bool:
@@ -68,11 +73,11 @@ def _is_mutation_task(trajectory: Trajectory) -> bool:
     return is_mutation(trajectory.task.type) or trajectory.task.meta.get("kind") == "mutation"
 
 
-class SqlErrorLabeler(ConfiguredLabeler):
+class SqlErrorLabeler(Labeler):
     """Labels every statement that failed; repeated failures in one episode get higher confidence."""
 
     name: ClassVar[str] = "sql_error"
-    mode: ClassVar[FailureMode] = FailureMode.sql_error
+    mode: ClassVar[str] = FailureMode.sql_error.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"single_confidence": 0.7, "repeated_confidence": 0.95}
 
@@ -97,12 +102,12 @@ class SqlErrorLabeler(ConfiguredLabeler):
         return labels
 
 
-class SqlWrongAnswerLabeler(ConfiguredLabeler):
+class SqlWrongAnswerLabeler(Labeler):
     """Labels a final answer the grader rejected (queries), or the answer that ended a mutation
     episode whose table does not match the reference after a mutation ran."""
 
     name: ClassVar[str] = "sql_wrong_answer"
-    mode: ClassVar[FailureMode] = FailureMode.wrong_answer
+    mode: ClassVar[str] = FailureMode.wrong_answer.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {}
 
@@ -112,17 +117,18 @@ class SqlWrongAnswerLabeler(ConfiguredLabeler):
         for step in reversed(trajectory.steps):
             if step_kind(step) != "answer":
                 continue
-            if step.info.get("won") is True:
+            if step.facts.won is True:
                 return []
-            known = step.info.get("won") is False
+            known = step.facts.won is False
             answer = answer_text(step) or ""
-            expected = step.info.get("expected")
+            expected = step.facts.sql.expected if step.facts.sql is not None else None
             if _is_mutation_task(trajectory):
-                if not any(step_.info.get("mutated") for step_ in trajectory.steps[: step.index]):
+                if not any(mutated(step_) for step_ in trajectory.steps[: step.index]):
                     return []  # nothing was executed: that is premature success, not a wrong result
                 evidence = "the table after the episode does not match the reference"
-                if step.info.get("table_hash") is not None and expected is not None:
-                    evidence += f" (hash {step.info['table_hash']} vs expected {expected})"
+                table = step.facts.sql.table_hash if step.facts.sql is not None else None
+                if table is not None and expected is not None:
+                    evidence += f" (hash {table} vs expected {expected})"
             else:
                 evidence = f"final answer '{short(answer.strip(), 60)}' is wrong"
                 if expected is not None:
@@ -131,12 +137,12 @@ class SqlWrongAnswerLabeler(ConfiguredLabeler):
         return []
 
 
-class SqlPrematureSuccessLabeler(ConfiguredLabeler):
+class SqlPrematureSuccessLabeler(Labeler):
     """Labels an answer given before any query succeeded, or a mutation task answered before any
     statement changed the table."""
 
     name: ClassVar[str] = "sql_premature_success"
-    mode: ClassVar[FailureMode] = FailureMode.premature_success
+    mode: ClassVar[str] = FailureMode.premature_success.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"lucky_confidence": 0.5}
 
@@ -146,7 +152,7 @@ class SqlPrematureSuccessLabeler(ConfiguredLabeler):
             if step_kind(step) == "answer":
                 earlier = trajectory.steps[: step.index]
                 if mutation:
-                    if any(item.info.get("mutated") for item in earlier):
+                    if any(mutated(item) for item in earlier):
                         return []
                     evidence = "answered a modification task before any INSERT/UPDATE/DELETE changed the table"
                 else:
@@ -156,17 +162,17 @@ class SqlPrematureSuccessLabeler(ConfiguredLabeler):
                     evidence = f"answered '{short((answer_text(step) or '').strip(), 50)}' without a successful query"
                     if failed:
                         evidence += f" ({failed} statement(s) had failed)"
-                won = step.info.get("won") is True or (trajectory.outcome.success and step.done)
+                won = step.facts.won is True or (trajectory.outcome.success and step.done)
                 confidence = self.config["lucky_confidence"] if won else 0.95
                 return [self.make_label(step, confidence, evidence)]
         return []
 
 
-class SqlLoopLabeler(ConfiguredLabeler):
+class SqlLoopLabeler(Labeler):
     """Labels a statement that repeats an earlier one (normalised) while no other statement changed the table."""
 
     name: ClassVar[str] = "sql_loop"
-    mode: ClassVar[FailureMode] = FailureMode.loop
+    mode: ClassVar[str] = FailureMode.loop.value
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"min_repeats": 2}
 
@@ -189,7 +195,7 @@ class SqlLoopLabeler(ConfiguredLabeler):
                     "with no other change to the table in between"
                 )
                 labels.append(self.make_label(step, 0.9 if len(seen) >= 3 else 0.7, evidence))
-            if step.info.get("mutated"):
+            if mutated(step):
                 # The table changed: an earlier query may now return something new, but running this
                 # same statement again (a second identical INSERT) is still a repeat.
                 occurrences = {key: seen}

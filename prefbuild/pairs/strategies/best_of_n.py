@@ -21,9 +21,10 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from prefbuild.envs import Env, Protocol
-from prefbuild.pairs.common import IncrementalStrategy, assistant, digest, make_pair, source_for, trajectory_protocol
+from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.common import assistant, digest, make_pair, source_for, trajectory_protocol
 from prefbuild.pairs.replay import ReplayError, replay
-from prefbuild.pairs.teacher_bridge import TeacherRunner, request_context
+from prefbuild.pairs.teacher_bridge import TeacherRunner, env_view
 from prefbuild.records import FailureMode, Pair, Trajectory, prompt_messages
 from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
 
@@ -65,7 +66,7 @@ def score_sample(env: Env, protocol: Protocol, text: str, invalid_penalty: float
     return Scored(text, score, remaining, None if valid else FailureMode.invalid_action)
 
 
-class BestOfNStrategy(IncrementalStrategy):
+class BestOfNStrategy(PairStrategy):
     name: ClassVar[str] = "best_of_n"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "n",
@@ -110,7 +111,7 @@ class BestOfNStrategy(IncrementalStrategy):
         states, requests = [], []
         for index in self.sampled_states(trajectory):
             try:
-                context = request_context(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
+                view = env_view(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
             except ReplayError:
                 self.stats.dropped["replay_failed"] += 1
                 continue
@@ -121,7 +122,7 @@ class BestOfNStrategy(IncrementalStrategy):
                     messages=prompt_messages(trajectory, index),
                     sampling=sampling,
                     tools=protocol.tools(),
-                    context=context,
+                    env_view=view,
                 )
             )
         for index, answer in zip(states, self.runner.complete_many(requests), strict=True):

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from prefbuild.pairs.base import PairStrategy
 from prefbuild.pairs.common import (
-    IncrementalStrategy,
     assistant,
     digest,
     make_pair,
@@ -93,7 +93,7 @@ def _rank(trajectory: Trajectory, seed: int) -> str:
     return digest(str(seed), trajectory.id)
 
 
-class TrajectoryStrategy(IncrementalStrategy):
+class TrajectoryStrategy(PairStrategy):
     name: ClassVar[str] = "trajectory"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "continuation",
@@ -174,7 +174,7 @@ class TrajectoryStrategy(IncrementalStrategy):
         turns = len(success.steps)
         chosen = continuation(success, turns)
         rejected = continuation(failure, turns + self.extra_turns)
-        modes = sorted({label.mode.value for label in failure.labels})
+        modes = sorted({label.mode for label in failure.labels})
         evidence = f"failed episode ({failure.outcome.stop_reason.value}); labels: {', '.join(modes) or 'none'}"
         yield from self.emit(
             lambda: make_pair(
@@ -202,7 +202,7 @@ class TrajectoryStrategy(IncrementalStrategy):
         for failure in failures:
             prompt = prompt_messages(failure, 0)
             rejected = continuation(failure, turns + self.extra_turns)
-            modes = sorted({label.mode.value for label in failure.labels})
+            modes = sorted({label.mode for label in failure.labels})
             evidence = (
                 f"failed episode ({failure.outcome.stop_reason.value}; labels: {', '.join(modes) or 'none'}) "
                 "against the env oracle's demonstration"

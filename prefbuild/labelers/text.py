@@ -1,19 +1,15 @@
-"""Shared pieces of the built-in labelers: parameter handling and text normalisation.
+"""Text normalisation and small helpers shared by the built-in labelers.
 
-Labelers are configured from the recipe (``{name, params}``); a typo in a parameter name
-should fail when the recipe is loaded, not silently fall back to a default, so every
-built-in labeler declares its parameters with defaults and rejects unknown ones.
+Comparable forms of actions and texts, completion-claim detection, a tokenizer-free size
+estimate, whether the env met the goal at a step, and evidence formatting.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, ClassVar
 
-from prefbuild.labelers.base import Labeler
-from prefbuild.records import Label, Step, Trajectory
+from prefbuild.records import Step, Trajectory
 
 NOTHING_HAPPENS = "nothing happens"
 _SPACES = re.compile(r"\s+")
@@ -31,69 +27,6 @@ _CLAIM_ACTION = re.compile(
     r"|^final\s+answer\b",
     re.IGNORECASE,
 )
-
-
-class ParamError(ValueError):
-    """A labeler parameter from the recipe is unknown or has the wrong type."""
-
-
-class ConfiguredLabeler(Labeler):
-    """A labeler with declared parameters: ``defaults`` names every parameter and its default.
-
-    ``self.config`` holds the merged values; unknown names and wrong types raise
-    ``ParamError`` naming the labeler, so ``labelers[2].params.kk`` in a recipe is caught early.
-    """
-
-    defaults: ClassVar[Mapping[str, Any]] = {}
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        unknown = sorted(set(params) - set(self.defaults))
-        if unknown:
-            known = ", ".join(sorted(self.defaults)) or "none"
-            raise ParamError(f"labeler {self.name!r}: unknown parameter(s) {', '.join(unknown)}; known: {known}")
-        config = dict(self.defaults)
-        for key, value in params.items():
-            config[key] = _coerce(self.name, key, value, self.defaults[key])
-        self.config: dict[str, Any] = config
-
-    def make_label(self, step: Step | int, confidence: float, evidence: str) -> Label:
-        index = step if isinstance(step, int) else step.index
-        return Label(
-            mode=self.mode,
-            step=index,
-            confidence=round(min(1.0, max(0.0, confidence)), 3),
-            evidence=evidence,
-            labeler=self.tag,
-        )
-
-
-def _coerce(labeler: str, key: str, value: Any, default: Any) -> Any:
-    """Check ``value`` against the type of its default (ints accept whole floats, floats accept ints)."""
-    if default is None or value is None:
-        return value
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-    elif isinstance(default, int):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-    elif isinstance(default, float):
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-    elif isinstance(default, list | tuple):
-        if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-            return list(value)
-    elif isinstance(default, str):
-        if isinstance(value, str):
-            return value
-    else:
-        return value
-    raise ParamError(
-        f"labeler {labeler!r}: parameter {key!r} must be {type(default).__name__}, got {type(value).__name__} {value!r}"
-    )
 
 
 # Actions and feedback repeat a lot across steps and episodes; bounded caches keep memory flat.
@@ -131,8 +64,8 @@ def token_count(text: str) -> int:
 
 
 def step_won(trajectory: Trajectory, step: Step) -> bool:
-    """The env reported the goal met at this step (``info['won']``, or the final step of a success)."""
-    if step.info.get("won") is True:
+    """The env reported the goal met at this step (``facts.won``, or the final step of a success)."""
+    if step.facts.won is True:
         return True
     return trajectory.outcome.success and step.index == len(trajectory.steps) - 1
 
@@ -177,8 +110,6 @@ def format_steps(indices: list[int]) -> str:
 
 
 __all__ = [
-    "ConfiguredLabeler",
-    "ParamError",
     "format_steps",
     "goal_known_unmet",
     "is_completion_claim",
