@@ -107,3 +107,15 @@ def test_parallel_calls_answer_in_order() -> None:
     assert [message.tool_call_id for message in result.messages] == ["a", "b"]
     assert [fact.ok for fact in result.facts.tools] == [True, False]
     assert decode_action(encode_action(calls=calls)).calls == calls
+
+
+def test_a_failed_call_neither_counts_as_progress_nor_moves_the_expert_on() -> None:
+    env = reset("off", "update_task_1")
+    expert = env.expert_action()
+    name = decode_action(expert).calls[0].function.name
+    # tau2 compares only the keys the call has when an action lists no compare_args, so this
+    # call (missing its required status) "matches" the expected action although it failed.
+    failed = env.step(call(name, {"task_id": "task_1"}))
+    assert not failed.facts.tools[0].ok
+    assert env.expert_action() == expert
+    assert failed.facts.progress == 0.0

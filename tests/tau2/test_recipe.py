@@ -35,6 +35,10 @@ def test_tau2_grpo_recipe_with_scripted_teacher_and_user(tmp_path: Path) -> None
         assert last.done and "reward_info" in last.info["tau2"]
         assert trajectory.outcome.success == last.info["tau2"]["success"]
     assert trajectory.messages[0].role.value == "system" and "<policy>" in trajectory.messages[0].content
+    steps = [step for t in trajectories for step in t.steps]
+    assert all(step.facts.progress is not None for step in steps)
+    tool_steps = [step for step in steps if step.facts.tools]
+    assert tool_steps and all(fact.name for step in tool_steps for fact in step.facts.tools)
     sft = list((out / "dataset").rglob("*.parquet"))
     assert sft
     assert "pass@1" in output or json.loads((out / "manifest.json").read_text())["counts"]

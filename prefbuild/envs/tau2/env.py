@@ -246,7 +246,8 @@ class Tau2Env(Env):
 
     def step(self, action: str) -> StepResult:
         if self._done or self._payload is None:
-            return StepResult("The conversation is over.", 0.0, True, info={"valid": False, "won": self._won})
+            facts = StepFacts(won=self._won, problems=["the conversation is over"], progress=self._progress)
+            return StepResult("The conversation is over.", 0.0, True, facts=facts, valid=False)
         decoded = decode_action(action)
         if decoded.calls:
             replies, facts = self._run_calls(decoded.calls, decoded.message)
@@ -267,9 +268,7 @@ class Tau2Env(Env):
             replies, facts, valid = [Message(role=Role.user, content=observation)], [], False
         if not self._done:
             self._progress = self._current_progress()
-        info: dict[str, Any] = {"valid": valid, "won": self._won}
-        if self._done:
-            info["tau2"] = self._reward_info
+        info: dict[str, Any] = {"tau2": self._reward_info} if self._done else {}
         step_facts = StepFacts(
             won=self._won,
             progress=self._progress,
@@ -278,7 +277,7 @@ class Tau2Env(Env):
             stop=self._termination if self._done else None,
         )
         reward = float(self._reward_info["reward"]) if self._done and self._reward_info else 0.0
-        return StepResult(observation, reward, self._done, info=info, facts=step_facts, messages=replies)
+        return StepResult(observation, reward, self._done, info=info, facts=step_facts, valid=valid, messages=replies)
 
     def _run_calls(self, calls: Sequence[Any], content: str | None) -> tuple[list[Message], list[ToolCallFacts]]:
         """Run the agent's calls as tau2's orchestrator does; hints only add text to failed results."""
