@@ -42,6 +42,7 @@ from prefbuild.envs.tau2.convert import to_record
 from prefbuild.envs.tau2.hints import hint_for
 from prefbuild.envs.tau2.llm import ChatModelConfig
 from prefbuild.envs.tau2.package import (
+    DOMAINS,
     check_domain,
     load_tasks,
     new_environment,
@@ -123,6 +124,8 @@ class Tau2Env(Env):
 
     name: ClassVar[str] = "tau2"
     protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": Tau2Protocol}
+    # A task's type is its domain (pass@k by domain); ``options.domain`` picks the one an env plays.
+    task_types: ClassVar[tuple[str, ...]] = DOMAINS
 
     def __init__(
         self,
