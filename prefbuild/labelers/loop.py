@@ -1,14 +1,22 @@
-"""Loops: the agent repeats an action, or replays a whole script of actions, and learns nothing.
+"""Loops: the agent repeats itself and learns nothing.
 
-Small fine-tuned agents rarely loop as A-A-A; they replay a memorised script of 4-10
-commands (fridge -> take -> sink -> clean -> cabinet -> put -> "Task succeeded." -> fridge
-...) until the step limit. So this labeler looks for any block of up to ``max_cycle``
-actions that is immediately replayed, and calls it a loop only when the replay brought
-nothing new: no entity the agent had not seen before, no receptacle looked into for the
-first time. Revisiting a place after learning something is ordinary search, not a loop.
+Real agent loops are stagnation more than exact periodic replays: sweeps of a dozen places
+replayed, laps where one slot varies (go to cabinet N, try to put the mug in cabinet N),
+re-sweeps in another order, an immediate repeat with an identical reply, revisits at any
+distance, and identical thoughts (``think: ...`` turns answered ``OK.``). So a step is a
+loop when it repeats an earlier step and nothing came of either:
 
-Only the repetitions are labelled, never the first occurrence: the first time through
-the script is the behaviour the agent meant; the replays are what DPO should push down.
+* **repeat**: the same *executed* command in canonical form (``move X to Y`` = ``put X in/on
+  Y``; AgentBench's snapped command, not the written one), or the same thought (case and
+  punctuation ignored); or, for laps, a block of up to ``max_cycle`` steps that replays the
+  block before it with one entity swapped for another throughout;
+* **stagnation**: the env's reply brings nothing new (no entity or receptacle content the
+  agent had not seen), and the confirmed state is the one of the earlier occurrence (same
+  object in hand, nothing moved, heated, cooled, cleaned or switched on since).
+
+Returning to a place and then successfully doing something there (fetching the object seen
+there) is purposeful, not a loop. The first occurrence is never labelled, only repeats,
+from the first repeated element on.
 """
 
 from __future__ import annotations
@@ -18,128 +26,177 @@ from collections.abc import Hashable
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.household_state import HouseState, effects
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
+    executed_command,
     format_steps,
     is_nothing_happens,
-    normalize_action,
     normalize_text,
     short,
+    task_observation,
 )
-from prefbuild.records import FailureMode, Label, Trajectory
+from prefbuild.records import FailureMode, Label, Step, Trajectory
 
-# "On the desk 1, you see", "The fridge 1 is open. In it, you see", "The cabinet 2 is closed."
-_CONTENTS_RE = re.compile(r"(?:on the ([a-z]+ \d+), you see|the ([a-z]+ \d+) is (?:open|closed))")
+_CONTENTS_RE = re.compile(r"(?:on the ([a-z]+ \d+), you see|the ([a-z]+ \d+) is open\. in it, you see) ([^.]*)")
+_PUNCTUATION = re.compile(r"[^\w\s/]+")
+_ENTITY = re.compile(r"\b[a-z]+ \d+\b")
 
 
-def _info_keys(feedback: str) -> set[Hashable]:
-    """What a feedback text tells the agent: entity names and which receptacles it described.
+def info_keys(feedback: str) -> frozenset[Hashable]:
+    """What a reply tells the agent: entity names and the contents it shows of each receptacle.
 
-    Text without any entity (SQL results, tool output) is its own piece of information;
-    "Nothing happens." tells nothing about the world.
+    Text without any entity (SQL results, tool output, ``OK.``) is its own piece of
+    information; "Nothing happens." tells nothing.
+
+    Example:
+        >>> sorted(map(str, info_keys("On the desk 1, you see a pen 2.")))[:2]
+        ["('contents', 'desk 1', frozenset({'pen 2'}))", 'desk 1']
     """
     if is_nothing_happens(feedback):
-        return set()
+        return frozenset()
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
     for match in _CONTENTS_RE.finditer(lowered):
-        keys.add(("contents", match.group(1) or match.group(2)))
+        keys.add(("contents", match.group(1) or match.group(2), entities(match.group(3))))
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
-    return keys
+    return frozenset(keys)
 
 
-def _minimal_period(block: list[str | None]) -> int:
-    size = len(block)
-    for period in range(1, size):
-        if size % period == 0 and all(block[i] == block[i % period] for i in range(size)):
-            return period
-    return size
+def step_key(step: Step) -> str | None:
+    """What a step did, comparable across steps: the executed command, or ``think: <thought>``."""
+    command = executed_command(step)
+    if command is not None:
+        return command
+    if step.thought:
+        words = normalize_text(_PUNCTUATION.sub(" ", step.thought))
+        return f"think: {words}" if words else None
+    return None
+
+
+def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str, str] | None:
+    """The one entity swap (``cabinet 1`` -> ``cabinet 2``) that turns ``earlier`` into ``later``."""
+    swap: tuple[str, str] | None = None
+    for old, new in zip(earlier, later, strict=True):
+        if old is None or new is None:
+            return None
+        if old == new:
+            continue
+        old_names, new_names = _ENTITY.findall(old), _ENTITY.findall(new)
+        if len(old_names) != len(new_names) or _ENTITY.sub("#", old) != _ENTITY.sub("#", new):
+            return None
+        for a, b in zip(old_names, new_names, strict=True):
+            if a == b:
+                continue
+            if swap is None and a.rsplit(" ", 1)[0] == b.rsplit(" ", 1)[0]:
+                swap = (a, b)
+            elif swap != (a, b):
+                return None
+    return swap
 
 
 class LoopLabeler(Labeler):
-    """Labels steps that repeat the previous ``k``-1 identical actions or replay a cycle of up to ``max_cycle``."""
+    """Labels steps that repeat an earlier command or thought (or replay a lap with one slot
+    varied) while nothing new was seen and nothing changed."""
 
     name: ClassVar[str] = "loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     defaults: ClassVar[dict[str, object]] = {
-        "k": 3,  # the same action this many times in a row is a loop
-        "max_cycle": 10,  # longest replayed script (in actions) that is looked for
-        "min_cycle_repeats": 2,  # occurrences of a multi-action script (2 = replayed once)
+        "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
+        "max_cycle": 6,  # longest lap (in steps) compared for one-slot-varying replays
+        "thoughts": True,  # identical thoughts are repeats too
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         steps = trajectory.steps
-        keys = [normalize_action(step.action) for step in steps]
-        k = max(2, int(self.config["k"]))
-        max_cycle = max(1, int(self.config["max_cycle"]))
-        repeats = max(2, int(self.config["min_cycle_repeats"]))
-        positions: dict[str, list[int]] = {}
-        distances: set[int] = set()
-        for j, key in enumerate(keys):
-            if key is None:
-                continue
-            earlier = positions.setdefault(key, [])
-            for previous in reversed(earlier):
-                if j - previous > max_cycle:
-                    break
-                distances.add(j - previous)
-            earlier.append(j)
-        if not distances:
+        if not steps:
             return []
-        novel = self._novelty(trajectory)
+        keys = [step_key(step) for step in steps]
+        if not self.config["thoughts"]:
+            keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
+        states, novel = self._replay(steps)
         found: dict[int, Label] = {}
-        # A replayed block of length L repeats some action at distance L.
-        for period in sorted(distances):
-            needed = k - 1 if period == 1 else period * (repeats - 1)
-            run_start = None
-            for j in range(period, len(keys) + 1):
-                matched = j < len(keys) and keys[j] is not None and keys[j] == keys[j - period] and not novel[j]
-                if matched and run_start is None:
-                    run_start = j
-                if not matched and run_start is not None:
-                    run = list(range(run_start, j))
-                    run_start = None
-                    block = keys[run[0] - period : run[0]]
-                    if len(run) < needed or _minimal_period(block) != period:
-                        continue
-                    self._add(found, trajectory, period, run, block)
+        self._exact(trajectory, keys, states, novel, found)
+        self._laps(keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
-    def _novelty(trajectory: Trajectory) -> list[bool]:
-        steps = trajectory.steps
-        seen: set[Hashable] = set(entities(steps[0].observation)) if steps else set()
+    def _replay(steps: list[Step]) -> tuple[list[frozenset[tuple[str, str]]], list[bool]]:
+        """The confirmed state before each step, and whether each step's reply showed something new."""
+        state = HouseState()
+        seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+        states: list[frozenset[tuple[str, str]]] = []
         novel: list[bool] = []
         for step in steps:
-            keys = _info_keys(step.feedback)
+            states.append(state.key())
+            keys = info_keys(step.feedback)
             novel.append(bool(keys - seen))
             seen |= keys
-        return novel
+            state.apply(step.feedback)
+        return states, novel
 
-    def _add(
-        self, found: dict[int, Label], trajectory: Trajectory, period: int, run: list[int], block: list[str | None]
+    def _purposeful(self, steps: list[Step], index: int) -> bool:
+        """A ``go to`` followed (thoughts aside) by a command that changed the state there."""
+        key = step_key(steps[index])
+        if key is None or not key.startswith("go to "):
+            return False
+        for later in steps[index + 1 :]:
+            if later.action is None:
+                continue
+            return bool(effects(later.feedback))
+        return False
+
+    def _exact(
+        self,
+        trajectory: Trajectory,
+        keys: list[str | None],
+        states: list[frozenset[tuple[str, str]]],
+        novel: list[bool],
+        found: dict[int, Label],
     ) -> None:
-        first = run[0] - period
-        if period == 1:
-            steps = [first, *run]
-            same_feedback = len({normalize_text(trajectory.steps[i].feedback) for i in run}) == 1
-            evidence = (
-                f"same action '{short(block[0] or '', 60)}' at steps {format_steps(steps)} "
-                f"with {'unchanged observation' if same_feedback else 'nothing new seen'}"
-            )
-            confidence = 0.95 if same_feedback else 0.9
-        else:
-            script = " -> ".join(f"'{short(action or '', 40)}'" for action in block[:4])
-            if period > 4:
-                script += f" -> ... ({period} actions)"
-            times = 1 + len(run) / period
-            evidence = (
-                f"cycle of {period} actions {script} from steps {format_steps(list(range(first, run[0])))} "
-                f"replayed at steps {format_steps(run)} ({times:.1f} times in all) with nothing new seen"
-            )
-            confidence = 0.95 if len(run) >= 2 * period else 0.9
-        for index in run:
-            if index not in found:
-                found[index] = self.make_label(index, confidence, evidence)
+        steps = trajectory.steps
+        needed = max(2, int(self.config["k"])) - 1
+        earlier: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
+        for index, key in enumerate(keys):
+            if key is None:
+                continue
+            slot = earlier.setdefault((key, states[index]), [])
+            if len(slot) >= needed and not novel[index] and not self._purposeful(steps, index):
+                same_reply = normalize_text(steps[slot[-1]].feedback) == normalize_text(steps[index].feedback)
+                what = "thought" if key.startswith("think: ") else "command"
+                shown = steps[index].thought if what == "thought" else key
+                evidence = (
+                    f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(slot)} with "
+                    f"{'the same reply' if same_reply else 'nothing new seen'} and nothing changed since"
+                )
+                found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
+            slot.append(index)
+
+    def _laps(
+        self,
+        keys: list[str | None],
+        states: list[frozenset[tuple[str, str]]],
+        novel: list[bool],
+        found: dict[int, Label],
+    ) -> None:
+        longest = max(2, int(self.config["max_cycle"]))
+        total = len(keys)
+        for size in range(2, longest + 1):
+            start = size
+            while start + size <= total:
+                block = range(start, start + size)
+                swap = None
+                if states[start] == states[start - size] and not any(novel[i] for i in block):
+                    swap = _slot_swap(keys[start - size : start], keys[start : start + size])
+                if swap is None:
+                    start += 1
+                    continue
+                evidence = (
+                    f"steps {format_steps(list(block))} replay steps {format_steps(list(range(start - size, start)))} "
+                    f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
+                )
+                for index in block:
+                    found.setdefault(index, self.make_label(index, 0.85, evidence))
+                start += size
