@@ -43,11 +43,13 @@ _PUNCTUATION = re.compile(r"[^\w\s/]+")
 _ENTITY = re.compile(r"\b[a-z]+ \d+\b")
 
 
-def info_keys(feedback: str) -> frozenset[Hashable]:
+def info_keys(feedback: str, state: HouseState | None = None) -> frozenset[Hashable]:
     """What a reply tells the agent: entity names and the contents it shows of each receptacle.
 
     Text without any entity (SQL results, tool output, ``OK.``) is its own piece of
-    information; "Nothing happens." tells nothing.
+    information; "Nothing happens." tells nothing. With ``state``, what the agent moved itself
+    is not news: a receptacle's contents count the objects taken from it as still there and
+    those the agent put there as absent.
 
     Example:
         >>> sorted(map(str, info_keys("On the desk 1, you see a pen 2.")))[:2]
@@ -58,7 +60,13 @@ def info_keys(feedback: str) -> frozenset[Hashable]:
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
     for match in _CONTENTS_RE.finditer(lowered):
-        keys.add(("contents", match.group(1) or match.group(2), entities(match.group(3))))
+        receptacle = match.group(1) or match.group(2)
+        items = entities(match.group(3))
+        if state is not None and (state.origin or state.where):
+            moved_in = {obj for obj, place in state.where.items() if place == receptacle}
+            taken = {obj for obj, origin in state.origin.items() if origin == receptacle and obj in state.where}
+            items = frozenset((items - moved_in) | taken)
+        keys.add(("contents", receptacle, items))
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
     return frozenset(keys)
@@ -105,7 +113,7 @@ class LoopLabeler(Labeler):
     version: ClassVar[int] = 2
     defaults: ClassVar[dict[str, object]] = {
         "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
-        "max_cycle": 6,  # longest lap (in steps) compared for one-slot-varying replays
+        "max_cycle": 10,  # longest script / lap (in steps) compared for replays
         "thoughts": True,  # identical thoughts are repeats too
     }
 
@@ -119,33 +127,39 @@ class LoopLabeler(Labeler):
         states, novel = self._replay(steps)
         found: dict[int, Label] = {}
         self._exact(trajectory, keys, states, novel, found)
+        self._replays(keys, novel, found)
         self._laps(keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
     def _replay(steps: list[Step]) -> tuple[list[frozenset[tuple[str, str]]], list[bool]]:
-        """The confirmed state before each step, and whether each step's reply showed something new."""
+        """The confirmed state before each step, and whether each step brought something new:
+        a reply showing what the agent had not seen, or a state never reached before."""
         state = HouseState()
         seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+        visited = {state.key()}
         states: list[frozenset[tuple[str, str]]] = []
         novel: list[bool] = []
         for step in steps:
             states.append(state.key())
-            keys = info_keys(step.feedback)
-            novel.append(bool(keys - seen))
-            seen |= keys
             state.apply(step.feedback)
+            keys = info_keys(step.feedback, state)
+            reached = state.key()
+            novel.append(bool(keys - seen) or reached not in visited)
+            visited.add(reached)
+            seen |= keys
         return states, novel
 
-    def _purposeful(self, steps: list[Step], index: int) -> bool:
+    @staticmethod
+    def _purposeful(steps: list[Step], novel: list[bool], index: int) -> bool:
         """A ``go to`` followed (thoughts aside) by a command that changed the state there."""
         key = step_key(steps[index])
         if key is None or not key.startswith("go to "):
             return False
-        for later in steps[index + 1 :]:
-            if later.action is None:
+        for later in range(index + 1, len(steps)):
+            if steps[later].action is None:
                 continue
-            return bool(effects(later.feedback))
+            return bool(effects(steps[later].feedback)) and novel[later]
         return False
 
     def _exact(
@@ -163,7 +177,7 @@ class LoopLabeler(Labeler):
             if key is None:
                 continue
             slot = earlier.setdefault((key, states[index]), [])
-            if len(slot) >= needed and not novel[index] and not self._purposeful(steps, index):
+            if len(slot) >= needed and not novel[index] and not self._purposeful(steps, novel, index):
                 same_reply = normalize_text(steps[slot[-1]].feedback) == normalize_text(steps[index].feedback)
                 what = "thought" if key.startswith("think: ") else "command"
                 shown = steps[index].thought if what == "thought" else key
@@ -173,6 +187,30 @@ class LoopLabeler(Labeler):
                 )
                 found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
             slot.append(index)
+
+    def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
+        """A block of up to ``max_cycle`` steps replayed in full right after itself, nothing new in
+        the replay: a memorised script, even where the first run had changed the state."""
+        longest = max(2, int(self.config["max_cycle"]))
+        total = len(keys)
+        for size in range(2, longest + 1):
+            start = size
+            while start + size <= total:
+                block = range(start, start + size)
+                if any(novel[i] or keys[i] is None or keys[i] != keys[i - size] for i in block) or len(
+                    set(keys[start - size : start])
+                ) < 2:
+                    start += 1
+                    continue
+                script = " -> ".join(f"'{short(keys[i] or '', 30)}'" for i in range(start - size, start)[:3])
+                evidence = (
+                    f"steps {format_steps(list(block))} replay the script of steps "
+                    f"{format_steps(list(range(start - size, start)))} ({script}{' -> ...' if size > 3 else ''}) "
+                    "with nothing new seen"
+                )
+                for index in block:
+                    found.setdefault(index, self.make_label(index, 0.9, evidence))
+                start += size
 
     def _laps(
         self,

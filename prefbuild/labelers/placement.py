@@ -24,11 +24,16 @@ KITCHEN_OBJECTS = frozenset(
         "spatula", "spoon", "tomato", "winebottle",
     }
 )
-CLOTH_OBJECTS = frozenset({"cloth", "towel", "handtowel"})
+FOOD_AND_VESSELS = frozenset(
+    {
+        "apple", "bread", "egg", "lettuce", "potato", "tomato", "winebottle", "glassbottle", "bowl", "cup", "mug",
+        "plate", "pot", "pan", "kettle",
+    }
+)
 BATHROOM_FIXTURES = frozenset(
     {"toilet", "towelholder", "handtowelholder", "toiletpaperhanger", "bathtubbasin", "garbagecan"}
 )
-KITCHEN_APPLIANCES = frozenset({"fridge", "microwave", "toaster", "coffeemachine", "stoveburner"})
+FOOD_APPLIANCES = frozenset({"fridge", "microwave", "toaster", "coffeemachine"})
 SEATS = frozenset({"bed", "sofa", "armchair", "ottoman"})
 
 
@@ -51,7 +56,9 @@ def placement(object_type: str, receptacle_type: str) -> Placement:
         return "plausible"
     if receptacle_type in BATHROOM_FIXTURES or receptacle_type == "laundryhamper":
         return "odd"
-    if receptacle_type in KITCHEN_APPLIANCES and object_type not in KITCHEN_OBJECTS:
+    if receptacle_type in FOOD_APPLIANCES and object_type not in FOOD_AND_VESSELS:
+        return "odd"
+    if receptacle_type == "stoveburner" and object_type not in KITCHEN_OBJECTS:
         return "odd"
     if receptacle_type in SEATS and object_type in KITCHEN_OBJECTS:
         return "odd"

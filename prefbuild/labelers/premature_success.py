@@ -25,6 +25,7 @@ from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
 from prefbuild.labelers.text import (
+    canonical_command,
     goal_known_unmet,
     is_completion_claim,
     short,
@@ -217,7 +218,12 @@ class PrematureSuccessLabeler(Labeler):
     def _thought(self, step: Step, thought: str | None, goal: Goal | None, state: HouseState) -> Label | None:
         if not thought:
             return None
-        if goal is not None and goal.kind != "examine":
+        command = canonical_command(step.action) or ""
+        # "Now I put it on the sofa." beside "go to sofa 1" narrates this turn's move: a plan.
+        narrates = goal is not None and (
+            command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
+        )
+        if goal is not None and goal.kind != "examine" and not narrates:
             claim = final_step_claim(thought, goal)
             confirmed = _goal_puts(state, goal)
             if claim is not None and confirmed < claim[1]:
@@ -228,7 +234,7 @@ class PrematureSuccessLabeler(Labeler):
                     f"{confirmed} put of {_a(goal.obj)} into {_a(goal.receptacle)}"
                     + (f" (the goal needs {_goal_needed(goal)})" if _goal_needed(goal) > 1 else ""),
                 )
-        elif goal is not None:
+        elif goal is not None and goal.kind == "examine":
             claim = final_step_claim(thought, goal)
             if claim is not None:
                 return self.make_label(
