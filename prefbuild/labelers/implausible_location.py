@@ -25,8 +25,8 @@ from prefbuild.labelers.household_text import (
     object_locations,
     task_goal,
 )
-from prefbuild.labelers.placement import placement
 from prefbuild.labelers.phantom_object import claimed_take
+from prefbuild.labelers.placement import placement
 from prefbuild.labelers.text import canonical_command, task_observation
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 

@@ -127,8 +127,9 @@ class LoopLabeler(Labeler):
         states, novel = self._replay(steps)
         found: dict[int, Label] = {}
         self._exact(trajectory, keys, states, novel, found)
-        self._replays(keys, novel, found)
-        self._laps(keys, states, novel, found)
+        if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
+            self._replays(keys, novel, found)
+            self._laps(keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
@@ -170,23 +171,34 @@ class LoopLabeler(Labeler):
         novel: list[bool],
         found: dict[int, Label],
     ) -> None:
+        """Stagnant repeats of one command or thought from one state; with ``k`` occurrences or more,
+        every repeat is labelled."""
         steps = trajectory.steps
-        needed = max(2, int(self.config["k"])) - 1
-        earlier: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
+        needed = max(2, int(self.config["k"]))
+        groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
+        repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         for index, key in enumerate(keys):
             if key is None:
                 continue
-            slot = earlier.setdefault((key, states[index]), [])
-            if len(slot) >= needed and not novel[index] and not self._purposeful(steps, novel, index):
-                same_reply = normalize_text(steps[slot[-1]].feedback) == normalize_text(steps[index].feedback)
-                what = "thought" if key.startswith("think: ") else "command"
+            group = (key, states[index])
+            earlier = groups.setdefault(group, [])
+            if earlier and not novel[index] and not self._purposeful(steps, novel, index):
+                repeats.setdefault(group, []).append(index)
+            earlier.append(index)
+        for (key, _), indices in repeats.items():
+            first = groups[(key, _)][0]
+            if 1 + len(indices) < needed:
+                continue
+            what = "thought" if key.startswith("think: ") else "command"
+            for index in indices:
+                before = [i for i in groups[(key, _)] if i < index]
+                same_reply = normalize_text(steps[before[-1]].feedback) == normalize_text(steps[index].feedback)
                 shown = steps[index].thought if what == "thought" else key
                 evidence = (
-                    f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(slot)} with "
-                    f"{'the same reply' if same_reply else 'nothing new seen'} and nothing changed since"
+                    f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(before)} with "
+                    f"{'the same reply' if same_reply else 'nothing new seen'} and nothing changed since step {first}"
                 )
                 found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
-            slot.append(index)
 
     def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
         """A block of up to ``max_cycle`` steps replayed in full right after itself, nothing new in

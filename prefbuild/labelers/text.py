@@ -166,7 +166,6 @@ def format_steps(indices: list[int]) -> str:
 __all__ = [
     "canonical_command",
     "executed_command",
-    "task_observation",
     "format_steps",
     "goal_known_unmet",
     "is_completion_claim",
@@ -175,5 +174,6 @@ __all__ = [
     "normalize_text",
     "short",
     "step_won",
+    "task_observation",
     "token_count",
 ]

@@ -32,7 +32,9 @@ def is_messages_record(record: Any) -> bool:
     return isinstance(record, dict) and isinstance(record.get("messages"), list) and "steps" not in record
 
 
-_REACT_LINE = re.compile(r"^\s*(?:>\s*)?(?:think:|(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine)\b)", re.I)
+_REACT_LINE = re.compile(
+    r"^\s*(?:>\s*)?(?:think:|(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine)\b)", re.IGNORECASE
+)
 _REACT_PROMPT = re.compile(r"^> (?:think: |go to )", re.MULTILINE)
 
 
