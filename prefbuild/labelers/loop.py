@@ -26,7 +26,7 @@ from collections.abc import Hashable
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.household_state import HouseState, effects
+from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
     executed_command,
@@ -153,14 +153,16 @@ class LoopLabeler(Labeler):
 
     @staticmethod
     def _purposeful(steps: list[Step], novel: list[bool], index: int) -> bool:
-        """A ``go to`` followed (thoughts aside) by a command that changed the state there."""
+        """A ``go to`` whose next command there (thoughts aside) brought something new: fetching
+        the object seen there, opening it, putting something in."""
         key = step_key(steps[index])
-        if key is None or not key.startswith("go to "):
+        if key is None or not key.startswith("go to ") or is_nothing_happens(steps[index].feedback):
             return False
         for later in range(index + 1, len(steps)):
             if steps[later].action is None:
                 continue
-            return bool(effects(steps[later].feedback)) and novel[later]
+            following = step_key(steps[later]) or ""
+            return novel[later] and not following.startswith("go to ")
         return False
 
     def _exact(
