@@ -152,6 +152,13 @@ class LoopLabeler(Labeler):
         return states, novel
 
     @staticmethod
+    def _final_state(steps: list[Step]) -> frozenset[tuple[str, str]]:
+        state = HouseState()
+        for step in steps:
+            state.apply(step.feedback)
+        return state.key()
+
+    @staticmethod
     def _purposeful(steps: list[Step], novel: list[bool], index: int) -> bool:
         """A ``go to`` whose next command there (thoughts aside) brought something new: fetching
         the object seen there, opening it, putting something in."""
@@ -177,12 +184,20 @@ class LoopLabeler(Labeler):
         every repeat is labelled."""
         steps = trajectory.steps
         needed = max(2, int(self.config["k"]))
+        # The state right after each step (the state before the next one).
+        after = [*states[1:], self._final_state(steps)]
         groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         for index, key in enumerate(keys):
             if key is None:
                 continue
             group = (key, states[index])
+            if group not in groups:
+                # Nothing changed since an earlier occurrence ended: it joins that one's group.
+                group = next(
+                    ((key, states[i]) for i in range(index) if keys[i] == key and after[i] == states[index]),
+                    group,
+                )
             earlier = groups.setdefault(group, [])
             if earlier and not novel[index] and not self._purposeful(steps, novel, index):
                 repeats.setdefault(group, []).append(index)
