@@ -65,8 +65,8 @@ def detect_protocol(turns: list[Message]) -> str:
 
 
 def _warn_if_unparsed(steps: list[Step], protocol: str, where: str) -> None:
-    """Most turns without an action or a thought means the log was read in the wrong protocol."""
-    empty = sum(1 for step in steps if step.action is None and step.thought is None)
+    """Most turns without an action (ReAct thoughts aside) means the log was read in the wrong protocol."""
+    empty = sum(1 for step in steps if step.action is None and not (protocol == "react" and step.thought))
     if steps and empty * 2 > len(steps):
         logger.warning(
             "%s: %d of %d turns parse to no action with the %r protocol; is this log in another format?",
