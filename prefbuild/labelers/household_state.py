@@ -63,6 +63,7 @@ class HouseState:
     origin: dict[str, str] = field(default_factory=dict)
     done: set[tuple[str, str]] = field(default_factory=set)
     puts: list[tuple[str, str]] = field(default_factory=list)
+    _key: frozenset[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def hand(self) -> str | None:
@@ -70,12 +71,18 @@ class HouseState:
 
     def key(self) -> frozenset[tuple[str, str]]:
         """A hashable snapshot: equal snapshots mean nothing the agent did has changed since."""
-        return frozenset((*self.where.items(), *self.done))
+        if self._key is None:
+            self._key = frozenset((*self.where.items(), *self.done))
+        return self._key
 
     def apply(self, feedback: str) -> bool:
         """Update from one env reply; returns whether it changed anything."""
+        found = effects(feedback) if len(feedback) <= 512 else effects.__wrapped__(feedback)
+        if not found:
+            return False
         before = self.key()
-        for effect in effects(feedback):
+        self._key = None
+        for effect in found:
             if effect.kind == "pick":
                 self.origin.setdefault(effect.obj, effect.place or "")
                 for obj, place in list(self.where.items()):

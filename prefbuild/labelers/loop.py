@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable
+from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
@@ -55,21 +56,36 @@ def info_keys(feedback: str, state: HouseState | None = None) -> frozenset[Hasha
         >>> sorted(map(str, info_keys("On the desk 1, you see a pen 2.")))[:2]
         ["('contents', 'desk 1', frozenset({'pen 2'}))", 'desk 1']
     """
+    plain, contents = _parsed_reply(feedback)
+    if not contents or state is None or not (state.origin or state.where):
+        return plain
+    keys: set[Hashable] = set(plain)
+    for receptacle, items in contents:
+        moved_in = {obj for obj, place in state.where.items() if place == receptacle}
+        taken = {obj for obj, origin in state.origin.items() if origin == receptacle and obj in state.where}
+        adjusted = frozenset((items - moved_in) | taken)
+        if adjusted != items:
+            keys.discard(("contents", receptacle, items))
+            keys.add(("contents", receptacle, adjusted))
+    return frozenset(keys)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, frozenset[str]], ...]]:
+    """The information keys of a reply and the receptacle contents it shows (cached: replies repeat)."""
     if is_nothing_happens(feedback):
-        return frozenset()
+        return frozenset(), ()
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
+    contents: list[tuple[str, frozenset[str]]] = []
     for match in _CONTENTS_RE.finditer(lowered):
         receptacle = match.group(1) or match.group(2)
         items = entities(match.group(3))
-        if state is not None and (state.origin or state.where):
-            moved_in = {obj for obj, place in state.where.items() if place == receptacle}
-            taken = {obj for obj, origin in state.origin.items() if origin == receptacle and obj in state.where}
-            items = frozenset((items - moved_in) | taken)
+        contents.append((receptacle, items))
         keys.add(("contents", receptacle, items))
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
-    return frozenset(keys)
+    return frozenset(keys), tuple(contents)
 
 
 def step_key(step: Step) -> str | None:
@@ -104,6 +120,16 @@ def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str,
     return swap
 
 
+def _may_repeat(keys: list[str | None]) -> bool:
+    """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked."""
+    present = [key for key in keys if key is not None]
+    if len(set(present)) < len(present):
+        return True
+    masked = [_ENTITY.sub("#", key) if key is not None else None for key in keys]
+    pairs = [(a, b) for a, b in zip(masked, masked[1:], strict=False) if a is not None and b is not None]
+    return len(set(pairs)) < len(pairs)
+
+
 class LoopLabeler(Labeler):
     """Labels steps that repeat an earlier command or thought (or replay a lap with one slot
     varied) while nothing new was seen and nothing changed."""
@@ -124,16 +150,20 @@ class LoopLabeler(Labeler):
         keys = [step_key(step) for step in steps]
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        states, novel = self._replay(steps)
+        if not _may_repeat(keys):
+            return []
+        states, novel, final = self._replay(steps)
         found: dict[int, Label] = {}
-        self._exact(trajectory, keys, states, novel, found)
+        self._exact(trajectory, keys, [*states[1:], final], states, novel, found)
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
             self._replays(keys, novel, found)
             self._laps(keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
-    def _replay(steps: list[Step]) -> tuple[list[frozenset[tuple[str, str]]], list[bool]]:
+    def _replay(
+        steps: list[Step],
+    ) -> tuple[list[frozenset[tuple[str, str]]], list[bool], frozenset[tuple[str, str]]]:
         """The confirmed state before each step, and whether each step brought something new:
         a reply showing what the agent had not seen, or a state never reached before."""
         state = HouseState()
@@ -149,14 +179,7 @@ class LoopLabeler(Labeler):
             novel.append(bool(keys - seen) or reached not in visited)
             visited.add(reached)
             seen |= keys
-        return states, novel
-
-    @staticmethod
-    def _final_state(steps: list[Step]) -> frozenset[tuple[str, str]]:
-        state = HouseState()
-        for step in steps:
-            state.apply(step.feedback)
-        return state.key()
+        return states, novel, state.key()
 
     @staticmethod
     def _purposeful(steps: list[Step], novel: list[bool], index: int) -> bool:
@@ -176,6 +199,7 @@ class LoopLabeler(Labeler):
         self,
         trajectory: Trajectory,
         keys: list[str | None],
+        after: list[frozenset[tuple[str, str]]],
         states: list[frozenset[tuple[str, str]]],
         novel: list[bool],
         found: dict[int, Label],
@@ -184,10 +208,9 @@ class LoopLabeler(Labeler):
         every repeat is labelled."""
         steps = trajectory.steps
         needed = max(2, int(self.config["k"]))
-        # The state right after each step (the state before the next one).
-        after = [*states[1:], self._final_state(steps)]
         groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
+        positions: dict[str, list[int]] = {}
         for index, key in enumerate(keys):
             if key is None:
                 continue
@@ -195,9 +218,10 @@ class LoopLabeler(Labeler):
             if group not in groups:
                 # Nothing changed since an earlier occurrence ended: it joins that one's group.
                 group = next(
-                    ((key, states[i]) for i in range(index) if keys[i] == key and after[i] == states[index]),
+                    ((key, states[i]) for i in positions.get(key, ()) if after[i] == states[index]),
                     group,
                 )
+            positions.setdefault(key, []).append(index)
             earlier = groups.setdefault(group, [])
             if earlier and not novel[index] and not self._purposeful(steps, novel, index):
                 repeats.setdefault(group, []).append(index)
