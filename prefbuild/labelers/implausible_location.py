@@ -58,6 +58,16 @@ class ImplausibleLocationLabeler(Labeler):
         exempt = {goal.receptacle, *self.config["exempt"]}
         if goal.appliance:
             exempt.add(goal.appliance)
+        wanted = ("odd", "conceivable") if self.config["conceivable"] else ("odd",)
+        candidates = {
+            target[1]
+            for step in trajectory.steps
+            if step.action and (target := command_target(step.action)) is not None and target[0] in verbs
+        }
+        if not any(
+            entity_type(name) not in exempt and placement(goal.obj, entity_type(name)) in wanted for name in candidates
+        ):
+            return []  # no exploring move to a place this labeler could flag
         known: set[str] = set()  # receptacles where the goal object or the task's lamp was seen
         holding: str | None = None
         believed: str | None = None  # what the agent says it took, confirmed or not (errands are not searches)

@@ -93,10 +93,13 @@ def step_key(step: Step) -> str | None:
     command = executed_command(step)
     if command is not None:
         return command
-    if step.thought:
-        words = normalize_text(_PUNCTUATION.sub(" ", step.thought))
-        return f"think: {words}" if words else None
-    return None
+    return _thought_key(step.thought) if step.thought else None
+
+
+@lru_cache(maxsize=4096)
+def _thought_key(thought: str) -> str | None:
+    words = normalize_text(_PUNCTUATION.sub(" ", thought))
+    return f"think: {words}" if words else None
 
 
 def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str, str] | None:

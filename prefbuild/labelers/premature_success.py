@@ -51,10 +51,11 @@ _HEDGES_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _HEDGES_AFTER = re.compile(r"^\W*(?:yet|once|when|after|if|until|unless)\b", re.IGNORECASE)
+_CLAIM_WORDS = re.compile(r"task|accomplished|completed|タスク", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 def thought_claim(text: str | None) -> str | None:
     """The sentence of ``text`` that asserts the task is finished, if any."""
-    if not text:
+    if not text or not _CLAIM_WORDS.search(text):
         return None
     for sentence in _SENTENCE_SPLIT.split(text):
         match = _THOUGHT_CLAIM.search(sentence)
@@ -106,6 +107,9 @@ def final_step_claim(text: str | None, goal: Goal) -> tuple[str, int] | None:
     """
     if not text:
         return None
+    compact = text.lower().replace(" ", "")
+    if ("lamp" if goal.kind == "examine" else goal.receptacle) not in compact:
+        return None  # no sentence can name the goal's final step
     for sentence in _SENTENCE_SPLIT.split(text):
         if goal.kind == "examine":
             match = _LOOK_CLAIM.search(sentence)

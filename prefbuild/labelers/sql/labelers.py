@@ -171,6 +171,7 @@ class SqlWrongAnswerLabeler(Labeler):
         return [self.make_label(step, float(self.config["unobserved_confidence"]), evidence)]
 
 
+_YES_NO = frozenset({"yes", "no", "true", "false"})
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ROW = re.compile(r"\((?:[^()']|'[^']*')*\)")
 
@@ -200,6 +201,8 @@ def derivable(value: str, results: list[str]) -> bool:
         (True, False)
     """
     lowered = value.lower()
+    if lowered in _YES_NO:
+        return bool(results)  # a yes/no answer is judged from any observed result
     whole = re.compile(r"(?<![\w.])" + re.escape(lowered) + r"(?![\w.])") if lowered else None
     if whole is not None and any(whole.search(result.lower()) for result in results):
         return True
