@@ -240,7 +240,8 @@ class LoopLabeler(Labeler):
                 shown = steps[index].thought if what == "thought" else key
                 evidence = (
                     f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(before)} with "
-                    f"{'the same reply' if same_reply else 'nothing new seen'} and nothing changed since step {first}"
+                    f"{'the same reply' if same_reply else 'nothing new seen'}, in the state of step {first} "
+                    "(the same object in hand, the same objects moved or processed as then)"
                 )
                 found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
 

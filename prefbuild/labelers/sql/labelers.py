@@ -166,8 +166,13 @@ class SqlWrongAnswerLabeler(Labeler):
         if values and not missing:
             return []
         shown = ", ".join(f"'{short(value, 30)}'" for value in (missing or ["(empty)"]))
-        where = f"{len(results)} observed result(s)" if results else "no observed result (no query succeeded)"
-        evidence = f"answer {shown} appears in and cannot be derived from {where}"
+        if results:
+            evidence = (
+                f"answer {shown} appears in none of the {len(results)} observed result(s) "
+                "and cannot be derived from them (the log does not record the grader's verdict)"
+            )
+        else:
+            evidence = f"answer {shown} was given without any observed query result (no query succeeded)"
         return [self.make_label(step, float(self.config["unobserved_confidence"]), evidence)]
 
 
@@ -279,7 +284,7 @@ class SqlLoopLabeler(Labeler):
             if len(seen) >= needed:
                 evidence = (
                     f"statement '{short(sql, 70)}' repeats step(s) {format_steps(seen[:-1])} "
-                    "with no other change to the table in between"
+                    "with the same result and no other change to the table in between"
                 )
                 labels.append(self.make_label(step, 0.9 if len(seen) >= 3 else 0.7, evidence))
             if mutated(step):
