@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable
 from functools import lru_cache
+from itertools import pairwise
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
@@ -129,7 +130,7 @@ def _may_repeat(keys: list[str | None]) -> bool:
     if len(set(present)) < len(present):
         return True
     masked = [_ENTITY.sub("#", key) if key is not None else None for key in keys]
-    pairs = [(a, b) for a, b in zip(masked, masked[1:], strict=False) if a is not None and b is not None]
+    pairs = [(a, b) for a, b in pairwise(masked) if a is not None and b is not None]
     return len(set(pairs)) < len(pairs)
 
 
