@@ -22,7 +22,7 @@ from the first repeated element on.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from functools import lru_cache
 from itertools import pairwise
 from typing import ClassVar
@@ -246,29 +246,41 @@ class LoopLabeler(Labeler):
                 )
                 found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
 
-    def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
-        """A block of up to ``max_cycle`` steps replayed in full right after itself, nothing new in
-        the replay: a memorised script, even where the first run had changed the state."""
+    def _blocks(
+        self, total: int, found: dict[int, Label], confidence: float, evidence_of: Callable[[int, int], str | None]
+    ) -> None:
+        """Label every block ``[start, start + size)`` (size 2..``max_cycle``) for which
+        ``evidence_of(start, size)`` explains how it replays the block right before it."""
         longest = max(2, int(self.config["max_cycle"]))
-        total = len(keys)
         for size in range(2, longest + 1):
             start = size
             while start + size <= total:
-                block = range(start, start + size)
-                if any(novel[i] or keys[i] is None or keys[i] != keys[i - size] for i in block) or len(
-                    set(keys[start - size : start])
-                ) < 2:
+                evidence = evidence_of(start, size)
+                if evidence is None:
                     start += 1
                     continue
-                script = " -> ".join(f"'{short(keys[i] or '', 30)}'" for i in range(start - size, start)[:3])
-                evidence = (
-                    f"steps {format_steps(list(block))} replay the script of steps "
-                    f"{format_steps(list(range(start - size, start)))} ({script}{' -> ...' if size > 3 else ''}) "
-                    "with nothing new seen"
-                )
-                for index in block:
-                    found.setdefault(index, self.make_label(index, 0.9, evidence))
+                for index in range(start, start + size):
+                    found.setdefault(index, self.make_label(index, confidence, evidence))
                 start += size
+
+    def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
+        """A block replayed in full right after itself with nothing new in the replay: a memorised
+        script, even where the first run had changed the state."""
+
+        def evidence_of(start: int, size: int) -> str | None:
+            block = range(start, start + size)
+            if any(novel[i] or keys[i] is None or keys[i] != keys[i - size] for i in block):
+                return None
+            if len(set(keys[start - size : start])) < 2:
+                return None
+            script = " -> ".join(f"'{short(keys[i] or '', 30)}'" for i in range(start - size, start)[:3])
+            return (
+                f"steps {format_steps(list(block))} replay the script of steps "
+                f"{format_steps(list(range(start - size, start)))} ({script}{' -> ...' if size > 3 else ''}) "
+                "with nothing new seen"
+            )
+
+        self._blocks(len(keys), found, 0.9, evidence_of)
 
     def _laps(
         self,
@@ -277,22 +289,19 @@ class LoopLabeler(Labeler):
         novel: list[bool],
         found: dict[int, Label],
     ) -> None:
-        longest = max(2, int(self.config["max_cycle"]))
-        total = len(keys)
-        for size in range(2, longest + 1):
-            start = size
-            while start + size <= total:
-                block = range(start, start + size)
-                swap = None
-                if states[start] == states[start - size] and not any(novel[i] for i in block):
-                    swap = _slot_swap(keys[start - size : start], keys[start : start + size])
-                if swap is None:
-                    start += 1
-                    continue
-                evidence = (
-                    f"steps {format_steps(list(block))} replay steps {format_steps(list(range(start - size, start)))} "
-                    f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
-                )
-                for index in block:
-                    found.setdefault(index, self.make_label(index, 0.85, evidence))
-                start += size
+        """A block that replays the one before it with one entity swapped throughout, from the same
+        state and with nothing new: a lap of a search that learns nothing."""
+
+        def evidence_of(start: int, size: int) -> str | None:
+            block = range(start, start + size)
+            if states[start] != states[start - size] or any(novel[i] for i in block):
+                return None
+            swap = _slot_swap(keys[start - size : start], keys[start : start + size])
+            if swap is None:
+                return None
+            return (
+                f"steps {format_steps(list(block))} replay steps {format_steps(list(range(start - size, start)))} "
+                f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
+            )
+
+        self._blocks(len(keys), found, 0.85, evidence_of)
