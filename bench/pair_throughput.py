@@ -42,8 +42,8 @@ def generate(path: str, episodes: int, seed: int) -> None:
     """Play ``episodes`` household episodes with the scripted teacher and write them labelled."""
     from prefbuild.labelers import build_labelers, label_trajectory
     from prefbuild.recipe import load_recipe_text
-    from prefbuild.rollout.engine import EpisodeRunner, plan_episodes, rollout
-    from prefbuild.simulation.scripted import ScriptedContext, ScriptedTeacher
+    from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
+    from prefbuild.simulation.scripted import ScriptedTeacher
 
     tasks = max(1, episodes // 2)
     recipe = load_recipe_text(
@@ -51,7 +51,7 @@ def generate(path: str, episodes: int, seed: int) -> None:
         f"env: {{name: household, protocol: agentbench, num_tasks: {tasks}, samples_per_task: 2, max_steps: 30}}\n"
         "teacher: {backend: scripted, model: scripted-expert}\n"
     ).recipe
-    runner = EpisodeRunner(recipe, ScriptedTeacher(RATES), context_factory=ScriptedContext)
+    runner = EpisodeRunner(recipe, ScriptedTeacher(RATES))
     labelers = build_labelers(None, env="household")
 
     async def run() -> None:

@@ -68,7 +68,7 @@ def _is_prefbuild_pairs(path: Path) -> bool:
 def _converted(files: list[Path]) -> Any:
     from datasets import Dataset
 
-    from prefbuild.exports.formats import to_rows
+    from prefbuild.exports import to_rows
     from prefbuild.io.jsonl import read_records
     from prefbuild.records import Pair
 

@@ -273,6 +273,9 @@ class EnvInfo(Record):
     name: str
     dialect: str | None = None
     protocol: str
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="The env options the episode ran with (secrets masked), for replay."
+    )
 
 
 class TeacherInfo(Record):
@@ -407,6 +410,16 @@ def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
     The prefix (system prompt, few-shot turns) is followed by one observation turn and one
     assistant turn per earlier step, then the observation of ``step_index``. Protocols that
     truncate history record the visible window in ``Step.facts.history_start``.
+
+    Args:
+        trajectory: a recorded episode.
+        step_index: the step whose prompt to rebuild.
+
+    Returns:
+        The message list, byte for byte what the teacher received.
+
+    Example:
+        >>> # prompt_messages(trajectory, 3)[-1].content == trajectory.steps[3].observation
     """
     if not 0 <= step_index < len(trajectory.steps):
         raise IndexError(f"trajectory {trajectory.id} has no step {step_index}")

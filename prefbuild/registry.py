@@ -46,6 +46,8 @@ BUILTINS: dict[str, dict[str, str]] = {
         "household": "prefbuild.envs.household.env:HouseholdEnv",
         "sql": "prefbuild.envs.sql.env:SqlEnv",
         "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
+        "code": "prefbuild.envs.code.env:CodeEnv",
+        "bfcl": "prefbuild.envs.bfcl.env:BfclEnv",
     },
     "teachers": {
         "openai": "prefbuild.teachers.factories:openai_teacher",

@@ -1,6 +1,3 @@
-"""Human-facing views of a run: the self-contained HTML report and the dataset card body."""
-
-from prefbuild.analysis.report import build_report, write_report
-from prefbuild.hub.card import CardInfo, ConfigSummary, render_card_body
-
-__all__ = ["CardInfo", "ConfigSummary", "build_report", "render_card_body", "write_report"]
+"""Looking at a run: statistics (``stats``), terminal views (``views``), the HTML report (``report``,
+``svg``), the one pass@k (``passk``), the one kept/skipped counter (``counters``) and the one rule for
+cutting long text (``text``). Modules are imported on use; this package imports nothing."""

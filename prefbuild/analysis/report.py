@@ -26,12 +26,19 @@ from prefbuild.analysis.stats import (
     trajectory_stats,
 )
 from prefbuild.analysis.svg import bar_chart, histogram
+from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import atomic_write_text
+from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
 
 SAMPLE_LIMIT = 200
 TEXT_LIMIT = 4000
+SIMULATED_NOTE = (
+    '<p class="simulated" id="simulated-note"><b>Simulated data.</b> Episodes of the <code>scripted</code> '
+    "teacher backend were not played by a language model: an expert followed the environment's solution and made "
+    "mistakes on purpose at the recipe's rates. Use them to test a pipeline, not as a model's real behaviour.</p>"
+)
 
 STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:0 auto;max-width:1200px;padding:16px;color:#222}
@@ -49,6 +56,7 @@ article.sample header{font-size:13px;color:#444}.reason{font-weight:700;color:#b
 pre{white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:6px;border-radius:4px;font-size:12px}
 pre.obs{background:#f3f6fb}.chosen pre{background:#eaf7ea}.rejected pre{background:#fbeaea}
 .evidence{background:#fff6d5;padding:4px 6px;border-radius:4px;font-size:13px}
+.simulated{background:#fff3cd;border:1px solid #e0c36c;padding:8px 12px;border-radius:6px}
 """
 
 SCRIPT = """
@@ -82,8 +90,8 @@ SCRIPT = """
 """
 
 
-def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"\n… [{len(text) - limit} more characters]"
+def _clip(text: str) -> str:
+    return clip(text, TEXT_LIMIT)
 
 
 def _reservoir(pairs: Iterable[Pair], keep: list[Pair], limit: int, seed: int) -> Iterator[Pair]:
@@ -112,9 +120,9 @@ def _sample_html(pair: Pair) -> str:
     last = pair.prompt[-1]
 
     def turns(messages: Iterable[Any]) -> str:
-        return "".join(f"<pre>[{m.role.value}] {escape(_clip(m.content))}</pre>" for m in messages)
+        return "".join(f"<pre>[{m.role}] {escape(_clip(m.content))}</pre>" for m in messages)
 
-    evidence = f'<div class="evidence">{escape(pair.evidence)}</div>' if pair.evidence else ""
+    evidence = f'<div class="evidence">{escape(_clip(pair.evidence))}</div>' if pair.evidence else ""
     return (
         f'<article class="sample" data-reason="{escape(reason, quote=True)}" '
         f'data-strategy="{escape(pair.strategy, quote=True)}" data-task-type="{escape(task_type, quote=True)}" '
@@ -122,7 +130,7 @@ def _sample_html(pair: Pair) -> str:
         f"<header><b>{escape(pair.id)}</b> · <span class=\"reason\">{escape(reason)}</span> · "
         f"{escape(pair.strategy)} · {escape(pair.split)} · task {escape(pair.source.task_id)} "
         f"({escape(task_type)}) · {escape(pair.source.teacher_model)}</header>"
-        f"{evidence}<pre class=\"obs\">[{last.role.value}] {escape(_clip(last.content))}</pre>"
+        f"{evidence}<pre class=\"obs\">[{last.role}] {escape(_clip(last.content))}</pre>"
         f'<div class="side"><div class="chosen"><b>chosen</b>{turns(pair.chosen)}</div>'
         f'<div class="rejected"><b>rejected</b>{turns(pair.rejected)}</div></div></article>'
     )
@@ -141,7 +149,22 @@ def _dataset_key(key: str) -> str:
 
 
 def build_report(path: str | os.PathLike[str], *, samples: int = SAMPLE_LIMIT, seed: int = 0) -> str:
-    """The report of a run directory (or one record file) as one HTML string."""
+    """The report of a run directory (or one record file) as one HTML string.
+
+    Args:
+        path: a run directory (its files come from ``prefbuild.io.rundir.run_record_files``, so every
+            episode counts once) or one trajectory / pair file.
+        samples: sample pairs to include (a seeded uniform sample).
+        seed: seed of that sample.
+
+    Returns:
+        The HTML page; it says when the episodes are simulated (scripted teacher).
+
+    Example:
+        >>> html = build_report("runs/simulate")  # doctest: +SKIP
+        >>> "Simulated data" in html  # doctest: +SKIP
+        True
+    """
     grouped = record_files(path)
     if not grouped["pair"] and not grouped["trajectory"]:
         raise PrefbuildError(f"{path}: no trajectory or pair records, nothing to report")
@@ -154,6 +177,8 @@ def build_report(path: str | os.PathLike[str], *, samples: int = SAMPLE_LIMIT, s
         episodes, labels = trajectory_frames(iter_trajectories(grouped["trajectory"]))
         stats = trajectory_stats(episodes, labels)
         summary["trajectory"] = stats
+        if stats["simulated"]:
+            sections.append(SIMULATED_NOTE)
         cards += [_card("episodes", stats["trajectories"]), _card("tasks", stats["tasks"]),
                   _card("success rate", f"{stats['success_rate']:.1%}")]
         cards += [_card(name, f"{value:.1%}") for name, value in stats["pass_at_k"].items()]
@@ -237,7 +262,5 @@ def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str], **op
     """Write the report of ``path`` to ``out`` atomically; returns ``out``."""
     html = build_report(path, **options)
     atomic_write_text(out, html)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(out, 0o666 & ~umask)  # a report is for sharing: ordinary file permissions, not mkstemp's 0600
+    make_shareable(out)  # a report is for sharing: ordinary file permissions, not mkstemp's 0600
     return Path(out)

@@ -11,8 +11,6 @@ estimate is within a small factor of BPE counts and needs no model download.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,8 +19,11 @@ from typing import Any
 
 import polars as pl
 
+from prefbuild.analysis.passk import mean_pass_at_k
 from prefbuild.errors import PrefbuildError
-from prefbuild.io.jsonl import RecordError, detect_kind, read_records
+from prefbuild.hub.card import SIMULATED_BACKEND
+from prefbuild.io.jsonl import detect_kind, read_records
+from prefbuild.io.rundir import run_record_files
 from prefbuild.records import Message, Pair, Trajectory
 
 TokenCounter = Callable[[str], int]
@@ -37,7 +38,30 @@ def estimate_tokens(text: str) -> int:
 
 
 def tokenizer_counter(path: str | os.PathLike[str]) -> TokenCounter:
-    """A token counter backed by a local Hugging Face tokenizer (a folder with tokenizer files)."""
+    """A token counter backed by a local Hugging Face tokenizer (a folder with tokenizer files).
+
+    Args:
+        path: a folder holding ``tokenizer.json`` / ``tokenizer_config.json`` (never a Hub name:
+            statistics must not download anything).
+
+    Returns:
+        A function text -> token count.
+
+    Raises:
+        PrefbuildError: ``path`` is not such a folder, or the tokenizer cannot be loaded from it.
+
+    Example:
+        >>> count = tokenizer_counter("models/qwen3-tokenizer")  # doctest: +SKIP
+        >>> count("go to desk 1")  # doctest: +SKIP
+        5
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise PrefbuildError(
+            f"--tokenizer {path}: needs a local tokenizer folder (with tokenizer.json or tokenizer_config.json), "
+            "and this is not a directory; prefbuild does not download tokenizers for stats. Fetch one first, e.g. "
+            f"`hf download {path} --include 'tokenizer*' --local-dir tokenizer/`, then pass --tokenizer tokenizer/"
+        )
     try:
         from transformers import AutoTokenizer
     except ImportError as error:  # pragma: no cover - transformers is an optional extra
@@ -102,10 +126,11 @@ def trajectory_row(trajectory: Trajectory, count: TokenCounter = estimate_tokens
         "split": trajectory.task.split,
         "env": trajectory.env.name,
         "teacher_model": trajectory.teacher.model,
+        "teacher_backend": trajectory.teacher.backend,
         "sample_index": trajectory.sample_index,
         "success": trajectory.outcome.success,
         "reward": trajectory.outcome.reward,
-        "stop_reason": trajectory.outcome.stop_reason.value,
+        "stop_reason": str(trajectory.outcome.stop_reason),
         "steps": len(trajectory.steps),
         "labels": len(trajectory.labels),
         "output_tokens": sum(count(step.raw_output) for step in trajectory.steps),
@@ -117,7 +142,8 @@ def trajectory_row(trajectory: Trajectory, count: TokenCounter = estimate_tokens
 
 TRAJECTORY_SCHEMA: dict[str, type[pl.DataType]] = {
     "id": pl.String, "task_id": pl.String, "task_type": pl.String, "split": pl.String, "env": pl.String,
-    "teacher_model": pl.String, "sample_index": pl.Int64, "success": pl.Boolean, "reward": pl.Float64,
+    "teacher_model": pl.String, "teacher_backend": pl.String, "sample_index": pl.Int64, "success": pl.Boolean,
+    "reward": pl.Float64,
     "stop_reason": pl.String, "steps": pl.Int64, "labels": pl.Int64, "output_tokens": pl.Int64,
     "observation_tokens": pl.Int64, "usage_prompt_tokens": pl.Int64, "usage_completion_tokens": pl.Int64,
 }
@@ -177,13 +203,6 @@ def quantiles(frame: pl.DataFrame, columns: Sequence[str], qs: Sequence[float] =
     return result
 
 
-def pass_at_k(samples: int, successes: int, k: int) -> float:
-    """Unbiased pass@k for one task: the chance that at least one of k of the samples succeeds."""
-    if samples - successes < k:
-        return 1.0
-    return 1.0 - math.comb(samples - successes, k) / math.comb(samples, k)
-
-
 def pass_at_k_table(episodes: pl.DataFrame) -> dict[str, float]:
     """Mean pass@k over tasks, for k = 1, 2, 4, ... up to the fewest samples any task has."""
     if episodes.is_empty():
@@ -191,13 +210,7 @@ def pass_at_k_table(episodes: pl.DataFrame) -> dict[str, float]:
     per_task = episodes.group_by("task_id").agg(
         pl.len().alias("n"), pl.col("success").cast(pl.Int64).sum().alias("c")
     )
-    fewest = int(per_task["n"].min())
-    ks = [k for k in (1, 2, 4, 8, 16, 32, 64) if k <= fewest]
-    table = {}
-    for k in ks:
-        values = [pass_at_k(n, c, k) for n, c in per_task.select("n", "c").iter_rows()]
-        table[f"pass@{k}"] = round(sum(values) / len(values), 4)
-    return table
+    return mean_pass_at_k({task: (n, c) for task, n, c in per_task.select("task_id", "n", "c").iter_rows()})
 
 
 def success_by(episodes: pl.DataFrame, column: str) -> list[dict[str, Any]]:
@@ -237,7 +250,9 @@ def trajectory_stats(episodes: pl.DataFrame, labels: pl.DataFrame) -> dict[str, 
         "trajectories": episodes.height,
         "tasks": episodes["task_id"].n_unique() if episodes.height else 0,
         "success_rate": round(success_rate, 4),
+        "simulated": SIMULATED_BACKEND in set(episodes["teacher_backend"].to_list()) if episodes.height else False,
         "pass_at_k": pass_at_k_table(episodes),
+        "by_teacher_backend": counts(episodes, "teacher_backend"),
         "by_split": counts(episodes, "split"),
         "by_stop_reason": counts(episodes, "stop_reason"),
         "success_by_task_type": success_by(episodes, "task_type"),
@@ -253,60 +268,69 @@ def trajectory_stats(episodes: pl.DataFrame, labels: pl.DataFrame) -> dict[str, 
 # Files and run directories
 
 
-def find_record_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The JSONL files ``path`` stands for: itself, or every ``*.jsonl`` below a directory."""
-    target = Path(path)
-    if target.is_file():
-        return [target]
-    if target.is_dir():
-        files = sorted(p for p in target.rglob("*.jsonl") if p.is_file() and not p.name.startswith("."))
-        if not files:
-            raise PrefbuildError(f"{target}: no .jsonl trajectory or pair files in this directory")
-        return files
-    raise RecordError(target, 0, "", "no such file or directory")
-
-
-def _foreign_jsonl(path: Path) -> bool:
-    """A JSONL file whose first line is a JSON object but neither a trajectory nor a pair (an export, a log)."""
-    with open(path, encoding="utf-8") as handle:
-        first = next((line for line in handle if line.strip()), "")
-    try:
-        payload = json.loads(first)
-    except json.JSONDecodeError:
-        return False  # a broken record file: let the reader report it with its line
-    return isinstance(payload, dict) and "steps" not in payload and "chosen" not in payload
-
-
-def files_by_kind(paths: Iterable[Path], *, skip_foreign: bool = False) -> dict[str, list[Path]]:
-    """Group record files into trajectory files and pair files (empty files are skipped).
-
-    ``skip_foreign`` leaves out other JSONL files found while walking a directory.
-    """
-    grouped: dict[str, list[Path]] = {"trajectory": [], "pair": []}
-    for path in paths:
-        if path.stat().st_size == 0 or (skip_foreign and _foreign_jsonl(path)):
-            continue
-        grouped[detect_kind(path)].append(path)
-    return grouped
-
-
 def record_files(path: str | os.PathLike[str]) -> dict[str, list[Path]]:
-    """Trajectory and pair files of a record file or of a run directory."""
-    return files_by_kind(find_record_files(path), skip_foreign=Path(path).is_dir())
+    """Trajectory and pair files of one record file, or of a run directory (each episode listed once).
+
+    Args:
+        path: a trajectory or pair ``.jsonl`` file, or a directory ``prefbuild run`` wrote.
+
+    Returns:
+        ``{"trajectory": [...], "pair": [...]}``; a run directory gives its labelled
+        trajectories if present, else the raw ones (``prefbuild.io.rundir.run_record_files``).
+
+    Raises:
+        PrefbuildError: the path does not exist, or is a directory that is not a run directory.
+
+    Example:
+        >>> record_files("runs/simulate")  # doctest: +SKIP
+        {'trajectory': [PosixPath('runs/simulate/labelled.jsonl')], 'pair': [PosixPath('runs/simulate/pairs.jsonl')]}
+    """
+    target = Path(path)
+    if target.is_dir():
+        files = run_record_files(target)
+        return {"trajectory": list(files.trajectories), "pair": [files.pairs] if files.pairs else []}
+    if not target.is_file():
+        raise PrefbuildError(f"{target}: no such file or directory")
+    if target.stat().st_size == 0:
+        return {"trajectory": [], "pair": []}
+    kind = detect_kind(target)
+    return {"trajectory": [target] if kind == "trajectory" else [], "pair": [target] if kind == "pair" else []}
 
 
-def iter_pairs(paths: Iterable[Path]) -> Iterator[Pair]:
+def iter_pairs(paths: Iterable[Path], *, strict: bool = False) -> Iterator[Pair]:
+    """Pairs of every file, streaming, in file order.
+
+    ``strict`` makes a cut-off last line an error (for exports: a dropped record must not go
+    unnoticed); otherwise it is skipped with a warning, as a killed writer leaves it.
+    """
     for path in paths:
-        yield from read_records(path, Pair)
+        yield from read_records(path, Pair, tolerate_truncated_tail=not strict)
 
 
-def iter_trajectories(paths: Iterable[Path]) -> Iterator[Trajectory]:
+def iter_trajectories(paths: Iterable[Path], *, strict: bool = False) -> Iterator[Trajectory]:
+    """Trajectories of every file, streaming, in file order (``strict`` as for ``iter_pairs``)."""
     for path in paths:
-        yield from read_records(path, Trajectory)
+        yield from read_records(path, Trajectory, tolerate_truncated_tail=not strict)
 
 
 def collect_stats(path: str | os.PathLike[str], count: TokenCounter = estimate_tokens) -> dict[str, Any]:
-    """Statistics of a record file or a run directory: ``{"files": ..., "pair": ..., "trajectory": ...}``."""
+    """Statistics of a record file or a run directory.
+
+    Args:
+        path: a trajectory or pair file, or a run directory.
+        count: token counter (``estimate_tokens`` or ``tokenizer_counter(folder)``).
+
+    Returns:
+        ``{"path", "files": {"trajectory": [...], "pair": [...]}, "trajectory": {...}, "pair": {...}}``
+        (a kind is absent when there are no records of it).
+
+    Raises:
+        PrefbuildError: nothing to read; RecordError: a bad record, at ``file:line``.
+
+    Example:
+        >>> collect_stats("runs/simulate")["trajectory"]["trajectories"]  # doctest: +SKIP
+        50
+    """
     grouped = record_files(path)
     if not grouped["pair"] and not grouped["trajectory"]:
         raise PrefbuildError(f"{path}: no trajectory or pair records")

@@ -5,7 +5,9 @@ pair the user sees the last observation the model saw, then chosen and rejected 
 other, with the label's evidence and the quoted parts of it highlighted in both answers. For
 a trajectory the user sees each step's observation, output, parsed action and env feedback,
 with a marker on every labelled step. Records are sampled reproducibly (``--seed``) from a
-stream, so inspecting a large file needs no more memory than ``-n`` records.
+stream, so inspecting a large file needs no more memory than ``-n`` records. What is
+rendered is capped (characters per text, steps per episode) and every cut says how much was
+left out, so one huge output (a 50 MB tool dump) renders as fast as a small one.
 """
 
 from __future__ import annotations
@@ -25,12 +27,18 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import detect_kind, read_records
-from prefbuild.records import FailureMode, Message, Pair, Trajectory
+from prefbuild.io.rundir import run_record_files
+from prefbuild.records import Message, Pair, Trajectory, failure_modes
 
 T = TypeVar("T")
 OBSERVATION_CHARS = 2000
+OUTPUT_CHARS = 4000
+MESSAGE_CHARS = 4000
+SHORT_CHARS = 1000
+MAX_STEPS = 100
 _QUOTED = re.compile(r"'([^']{2,})'|\"([^\"]{2,})\"")
 
 
@@ -43,8 +51,8 @@ class Filters:
     task_type: str | None = None
 
     def check(self, kind: str) -> None:
-        if self.reason is not None and self.reason not in {mode.value for mode in FailureMode}:
-            known = ", ".join(mode.value for mode in FailureMode)
+        if self.reason is not None and self.reason not in (modes := failure_modes()):
+            known = ", ".join(sorted(modes))
             raise PrefbuildError(f"--reason {self.reason!r} is not a failure mode; known: {known}")
         if kind == "trajectory" and self.strategy is not None:
             raise PrefbuildError("--strategy applies to pair files; trajectories have no pair strategy")
@@ -85,19 +93,15 @@ def highlight_terms(evidence: str | None) -> list[str]:
     return [first or second for first, second in _QUOTED.findall(evidence)]
 
 
-def _clip(text: str, limit: int = OBSERVATION_CHARS) -> str:
-    return text if len(text) <= limit else "…" + text[-limit:]
-
-
 def _messages_text(messages: Iterable[Message], terms: list[str], style: str) -> Text:
     text = Text()
     for position, message in enumerate(messages):
         if position:
             text.append("\n\n")
-        text.append(f"[{message.role.value}]\n", style="dim")
-        body = Text(message.content)
+        text.append(f"[{message.role}]\n", style="dim")
+        body = Text(clip(message.content, MESSAGE_CHARS))
         for call in message.tool_calls or []:
-            body.append(f"\n→ {call.function.name}({call.function.arguments})", style="cyan")
+            body.append(f"\n→ {call.function.name}({clip(call.function.arguments, SHORT_CHARS)})", style="cyan")
         body.highlight_words(terms, style=style)
         text.append_text(body)
     return text
@@ -105,7 +109,7 @@ def _messages_text(messages: Iterable[Message], terms: list[str], style: str) ->
 
 def render_pair(pair: Pair) -> RenderableType:
     """One pair: header, last observation, chosen and rejected side by side, evidence highlighted."""
-    terms = highlight_terms(pair.evidence)
+    terms = highlight_terms(clip(pair.evidence or "", SHORT_CHARS))
     reason = pair.reason if pair.reason else "none"
     header = Text.assemble(
         (pair.id, "bold"), "  ", (f"reason={reason}", "bold red"), f"  strategy={pair.strategy}  split={pair.split}",
@@ -115,15 +119,16 @@ def render_pair(pair: Pair) -> RenderableType:
     if pair.source.step is not None:
         header.append(f"  trajectory={pair.source.trajectory_id} step={pair.source.step}")
     last = pair.prompt[-1]
-    observation = Panel(Text(_clip(last.content)), title=f"last observation ({last.role.value}, turn "
-                        f"{len(pair.prompt)} of the prompt)", title_align="left", border_style="blue")
+    observation = Panel(Text(clip(last.content, OBSERVATION_CHARS, keep="tail")),
+                        title=f"last observation ({last.role}, turn {len(pair.prompt)} of the prompt)",
+                        title_align="left", border_style="blue")
     chosen = Panel(_messages_text(pair.chosen, terms, "bold black on green"), title="chosen", title_align="left",
                    border_style="green")
     rejected = Panel(_messages_text(pair.rejected, terms, "bold white on red"), title="rejected",
                      title_align="left", border_style="red")
     parts: list[RenderableType] = [header, observation, Columns([chosen, rejected], equal=True, expand=True)]
     if pair.evidence:
-        evidence = Text(pair.evidence)
+        evidence = Text(clip(pair.evidence, SHORT_CHARS))
         evidence.highlight_words(terms, style="bold yellow")
         parts.append(Panel(evidence, title="label evidence", title_align="left", border_style="yellow"))
     if pair.scores:
@@ -134,50 +139,80 @@ def render_pair(pair: Pair) -> RenderableType:
 def render_trajectory(trajectory: Trajectory) -> RenderableType:
     """One episode as a transcript: a block per step, labelled steps marked with their failure modes."""
     outcome = trajectory.outcome
-    status = ("SUCCESS", "bold green") if outcome.success else (outcome.stop_reason.value.upper(), "bold red")
+    status = ("SUCCESS", "bold green") if outcome.success else (str(outcome.stop_reason).upper(), "bold red")
     header = Text.assemble(
         (trajectory.id, "bold"), "  ", status, f"  task={trajectory.task.id} ({trajectory.task.type})",
         f"  env={trajectory.env.name}/{trajectory.env.protocol}  teacher={trajectory.teacher.model}",
         f"  steps={len(trajectory.steps)}  labels={len(trajectory.labels)}",
     )
-    parts: list[RenderableType] = [header, Text(f"goal: {trajectory.task.goal}", style="italic")]
+    parts: list[RenderableType] = [header, Text(f"goal: {clip(trajectory.task.goal, SHORT_CHARS)}", style="italic")]
     if outcome.error:
-        parts.append(Text(f"error: {outcome.error}", style="red"))
-    for step in trajectory.steps:
-        terms = [term for label in step.labels for term in highlight_terms(label.evidence)]
+        parts.append(Text(f"error: {clip(outcome.error, SHORT_CHARS)}", style="red"))
+    for step in trajectory.steps[:MAX_STEPS]:
+        terms = [term for label in step.labels for term in highlight_terms(clip(label.evidence, SHORT_CHARS))]
         table = Table.grid(padding=(0, 1))
         table.add_column(style="dim", no_wrap=True)
         table.add_column()
-        table.add_row("observation", Text(_clip(step.observation)))
-        output = Text(step.raw_output)
+        table.add_row("observation", Text(clip(step.observation, OBSERVATION_CHARS, keep="tail")))
+        output = Text(clip(step.raw_output, OUTPUT_CHARS))
         output.highlight_words(terms, style="bold white on red")
         table.add_row("output", output)
-        action = Text(step.action if step.action is not None else "(no action parsed)")
+        action = Text(clip(step.action, SHORT_CHARS) if step.action is not None else "(no action parsed)")
         if step.valid is False:
             action.append("  [invalid]", style="red")
         if not step.format_ok:
             action.append("  [format]", style="red")
         table.add_row("action", action)
         if step.expert_action is not None and step.expert_action != step.action:
-            table.add_row("expert", Text(step.expert_action, style="green"))
+            table.add_row("expert", Text(clip(step.expert_action, SHORT_CHARS), style="green"))
         if step.feedback:
-            table.add_row("feedback", Text(_clip(step.feedback)))
+            table.add_row("feedback", Text(clip(step.feedback, OBSERVATION_CHARS, keep="tail")))
         for label in step.labels:
             marker = Text(f"⚑ {label.mode} ({label.confidence:.2f}, {label.labeler}): ", style="bold red")
-            evidence = Text(label.evidence)
+            evidence = Text(clip(label.evidence, SHORT_CHARS))
             evidence.highlight_words(terms, style="bold yellow")
             table.add_row("label", marker + evidence)
         style = "red" if step.labels else "white"
         title = f"step {step.index}" + ("  ⚑ " + ", ".join(label.mode for label in step.labels)
                                         if step.labels else "")
         parts.append(Panel(table, title=title, title_align="left", border_style=style))
+    if len(trajectory.steps) > MAX_STEPS:
+        parts.append(Text(f"… {len(trajectory.steps) - MAX_STEPS} more steps not shown (of {len(trajectory.steps)})",
+                          style="yellow"))
     return Group(*parts)
 
 
-def _records(path: Path, kind: str, filters: Filters) -> Iterator[Pair] | Iterator[Trajectory]:
+def _records(paths: list[Path], kind: str, filters: Filters) -> Iterator[Pair] | Iterator[Trajectory]:
     if kind == "pair":
-        return (pair for pair in read_records(path, Pair) if filters.pair(pair))
-    return (trajectory for trajectory in read_records(path, Trajectory) if filters.trajectory(trajectory))
+        return (pair for path in paths for pair in read_records(path, Pair) if filters.pair(pair))
+    return (trajectory for path in paths for trajectory in read_records(path, Trajectory)
+            if filters.trajectory(trajectory))
+
+
+def inspect_sources(path: str | os.PathLike[str]) -> tuple[str, list[Path]]:
+    """``(kind, files)`` that ``inspect`` shows for ``path``.
+
+    A record file is shown as it is. A run directory shows its pairs if it has any, else its
+    episodes (labelled if present, else raw: ``prefbuild.io.rundir.run_record_files``).
+
+    Raises:
+        PrefbuildError: the path does not exist, or the directory holds no records.
+
+    Example:
+        >>> inspect_sources("runs/simulate")  # doctest: +SKIP
+        ('pair', [PosixPath('runs/simulate/pairs.jsonl')])
+    """
+    target = Path(path)
+    if target.is_dir():
+        files = run_record_files(target)
+        if files.pairs is not None:
+            return "pair", [files.pairs]
+        if files.trajectories:
+            return "trajectory", list(files.trajectories)
+        raise PrefbuildError(f"{target}: the run directory holds no trajectory or pair records yet")
+    if not target.is_file():
+        raise PrefbuildError(f"{target}: no such file or directory")
+    return detect_kind(target), [target]
 
 
 def inspect_file(
@@ -189,26 +224,36 @@ def inspect_file(
     seed: int | None = None,
     pager: bool | None = None,
 ) -> int:
-    """Print ``n`` matching records of a pair or trajectory file; returns how many matched.
+    """Print ``n`` matching records of a pair or trajectory file (or of a run directory).
 
-    ``pager=None`` pages only when the console is a terminal.
+    Args:
+        path: a pair or trajectory ``.jsonl`` file, or a run directory (see ``inspect_sources``).
+        console: where to print.
+        filters: which records to show.
+        n: how many to show.
+        seed: sample at random with this seed; ``None`` shows the first ``n``.
+        pager: page the output; ``None`` pages only when the console is a terminal.
+
+    Returns:
+        How many records matched the filters.
+
+    Example:
+        >>> inspect_file("runs/simulate/pairs.jsonl", Console(), n=1, pager=False)  # doctest: +SKIP
+        20
     """
-    target = Path(path)
-    if target.is_dir():
-        raise PrefbuildError(f"{target}: is a directory; give one trajectory or pair .jsonl file")
-    kind = detect_kind(target)
+    kind, paths = inspect_sources(path)
     filters.check(kind)
-    chosen, matched = sample(_records(target, kind, filters), n, seed)
+    chosen, matched = sample(_records(paths, kind, filters), n, seed)
     render: Callable[..., RenderableType] = render_pair if kind == "pair" else render_trajectory
     blocks: list[RenderableType] = []
     plural = "pairs" if kind == "pair" else "trajectories"
-    shown = f"{len(chosen)} of {matched} matching {plural} in {target}"
-    blocks.append(Rule(shown, style="dim"))
+    where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} files under {path}"
+    blocks.append(Rule(f"{len(chosen)} of {matched} matching {plural} in {where}", style="dim"))
     for record in chosen:
         blocks.append(render(record))
         blocks.append(Rule(style="dim"))
     if not chosen:
-        blocks.append(Text(f"no {kind} in {target} matches the filters", style="yellow"))
+        blocks.append(Text(f"no {kind} in {where} matches the filters", style="yellow"))
     use_pager = console.is_terminal if pager is None else pager
     if use_pager:
         with console.pager(styles=True):

@@ -1,13 +1,10 @@
-"""Click commands ``publish``, ``inspect``, ``stats`` and ``report``.
+"""Commands that look at files: ``inspect``, ``stats`` and ``report``.
 
-Each command is usable on its own (``CliRunner`` in tests, ``main.add_command`` in the CLI):
-errors a user can fix (a bad record at ``file:line``, an unreachable Hub) become one
-``Error:`` line and exit code 1, never a traceback.
+Display only: the work is in ``prefbuild.analysis`` (through ``prefbuild.api``).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable
@@ -18,23 +15,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from prefbuild.errors import PrefbuildError
-from prefbuild.io.jsonl import RecordError
+from prefbuild.cli.errors import PrefbuildCommand
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def user_errors(command: F) -> F:
-    """Turn prefbuild's located errors into a one-line ``click`` error (exit code 1)."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except (PrefbuildError, RecordError) as error:
-            raise click.ClickException(str(error)) from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _console(width: int | None = None) -> Console:
@@ -43,53 +26,10 @@ def _console(width: int | None = None) -> Console:
 
 
 # --------------------------------------------------------------------------------------
-# publish
-
-
-@click.command("publish")
-@click.argument("dataset_dir", type=click.Path(path_type=Path))
-@click.option("--repo", "repo_id", required=True, help="Hub dataset repo, 'user/name' or 'org/name'.")
-@click.option("--private", is_flag=True, help="Create the repo as private (an existing repo keeps its visibility).")
-@click.option("--revision", default=None, help="Branch to push to (created if missing). Default: main.")
-@click.option("--message", default="Upload dataset with prefbuild", show_default=True, help="Commit message.")
-@click.option("--dry-run", is_flag=True, help="List what would be uploaded; contact nothing.")
-@user_errors
-def publish_command(dataset_dir: Path, repo_id: str, private: bool, revision: str | None, message: str,
-                    dry_run: bool) -> None:
-    """Publish a dataset directory (from `prefbuild export`) to the Hugging Face Hub.
-
-    Pushes data, card and recipe in one commit. Card metadata already on the Hub is kept.
-    The token comes from HF_TOKEN or `hf auth login`; a failed push changes nothing and can be
-    rerun.
-
-    \b
-    Examples:
-      prefbuild publish runs/quickstart/dataset --repo me/household-dpo --dry-run
-      prefbuild publish runs/quickstart/dataset --repo me/household-dpo --private
-    """
-    from prefbuild.hub.publish import plan_publish, publish_dataset_dir
-
-    if dry_run:
-        plan = plan_publish(dataset_dir, repo_id, private=private, revision=revision)
-        click.echo(f"dry run: would push {len(plan.uploads)} files from {plan.dataset_dir} to dataset "
-                   f"{plan.repo_id} (revision {plan.revision}{', private' if private else ''}):")
-        for item in plan.uploads:
-            click.echo(f"  {item.path_in_repo}  ({item.size:,} bytes)")
-        click.echo(f"  total {sum(item.size for item in plan.uploads):,} bytes; stale files under data/ on the Hub "
-                   "would be deleted")
-        return
-    plan = publish_dataset_dir(dataset_dir, repo_id, private=private, revision=revision, commit_message=message)
-    click.echo(f"pushed {len(plan.uploads)} files to {plan.repo_id} (revision {plan.revision})"
-               + (f", deleted {len(plan.deletions)} stale files" if plan.deletions else ""))
-    if plan.commit_url:
-        click.echo(f"commit: {plan.commit_url}")
-
-
-# --------------------------------------------------------------------------------------
 # inspect
 
 
-@click.command("inspect")
+@click.command("inspect", cls=PrefbuildCommand)
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--reason", default=None, help="Only records with this failure mode (pair reason or step label).")
 @click.option("--strategy", default=None, help="Only pairs made by this strategy.")
@@ -97,10 +37,12 @@ def publish_command(dataset_dir: Path, repo_id: str, private: bool, revision: st
 @click.option("-n", "n", default=3, show_default=True, help="How many records to show.")
 @click.option("--seed", type=int, default=None, help="Sample records at random with this seed (default: the first).")
 @click.option("--pager/--no-pager", default=None, help="Page the output (default: when stdout is a terminal).")
-@user_errors
 def inspect_command(file: Path, reason: str | None, strategy: str | None, task_type: str | None, n: int,
                     seed: int | None, pager: bool | None) -> None:
     """Show pairs side by side, or trajectories step by step, in the terminal.
+
+    FILE is a pair or trajectory .jsonl file, or a run directory (its pairs, or its episodes when
+    it has no pairs). Long texts are cut, saying how much was left out.
 
     \b
     Examples:
@@ -139,7 +81,10 @@ def render_stats(stats: dict[str, Any], console: Console) -> None:
         console.rule(f"trajectories: {trajectory['trajectories']} episodes of {trajectory['tasks']} tasks")
         passes = "  ".join(f"{k}={v:.1%}" for k, v in trajectory["pass_at_k"].items())
         console.print(f"success rate {trajectory['success_rate']:.1%}  {passes}")
+        if trajectory.get("simulated"):
+            console.print("[yellow]simulated data: episodes of the scripted teacher (no model) are included[/]")
         for title, key in (("by split", "by_split"), ("stop reasons", "by_stop_reason"),
+                           ("teacher backends", "by_teacher_backend"),
                            ("success by task type", "success_by_task_type"),
                            ("success by teacher model", "success_by_teacher_model"),
                            ("labels by failure mode", "labels_by_mode"),
@@ -164,16 +109,16 @@ def render_stats(stats: dict[str, Any], console: Console) -> None:
             console.print(table)
 
 
-@click.command("stats")
+@click.command("stats", cls=PrefbuildCommand)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as JSON.")
 @click.option("--tokenizer", type=click.Path(path_type=Path), default=None,
               help="Count tokens with this local tokenizer folder instead of the word/punctuation estimate.")
-@user_errors
 def stats_command(path: Path, as_json: bool, tokenizer: Path | None) -> None:
     """Counts by reason, strategy, split and task type; success and pass@k; token lengths.
 
-    PATH is a trajectory or pair .jsonl file, or a run directory (every .jsonl below it).
+    PATH is a trajectory or pair .jsonl file, or a run directory (its labelled trajectories, or the
+    raw ones before labelling, and its pairs: each episode counted once).
 
     \b
     Examples:
@@ -195,13 +140,12 @@ def stats_command(path: Path, as_json: bool, tokenizer: Path | None) -> None:
 # report
 
 
-@click.command("report")
+@click.command("report", cls=PrefbuildCommand)
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None,
               help="HTML file to write. Default: RUN_DIR/report.html.")
 @click.option("--samples", default=200, show_default=True, help="Sample pairs to include.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the pair sample.")
-@user_errors
 def report_command(run_dir: Path, output: Path | None, samples: int, seed: int) -> None:
     """Write a self-contained HTML report (plots and filterable sample pairs) of a run.
 
@@ -209,13 +153,13 @@ def report_command(run_dir: Path, output: Path | None, samples: int, seed: int) 
     Examples:
       prefbuild report runs/quickstart -o report.html
     """
-    from prefbuild.analysis.report import write_report
+    from prefbuild import api
 
     if output is None:
         output = (run_dir if run_dir.is_dir() else run_dir.parent) / "report.html"
-    written = write_report(run_dir, output, samples=samples, seed=seed)
+    written = api.report(run_dir, output, samples=samples, seed=seed)
     click.echo(f"wrote {written}")
 
 
-COMMANDS: tuple[click.Command, ...] = (publish_command, inspect_command, stats_command, report_command)
+COMMANDS: tuple[click.Command, ...] = (inspect_command, stats_command, report_command)
 """Register with ``for command in COMMANDS: main.add_command(command)``."""

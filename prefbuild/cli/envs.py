@@ -8,16 +8,17 @@ take one step when you are stuck.
 from __future__ import annotations
 
 import importlib
-import inspect
+import itertools
 import sys
-from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from prefbuild.envs import available_envs, get_env
+from prefbuild.cli.errors import PrefbuildGroup
+from prefbuild.envs import available_envs, get_env, make_env
 from prefbuild.envs.base import Env
+from prefbuild.errors import PrefbuildError
 
 META_HELP = (
     "Type a command and press Enter. Meta commands:\n"
@@ -62,7 +63,7 @@ def env_rows() -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-@click.group("envs", invoke_without_command=True)
+@click.group("envs", cls=PrefbuildGroup, invoke_without_command=True)
 @click.pass_context
 def envs(ctx: click.Context) -> None:
     """Environments: list them (default) or play a task by hand.
@@ -88,22 +89,6 @@ def list_envs() -> None:
     Console(width=max(140, Console().width)).print(table)
 
 
-def _make_env(name: str, dialect: str | None) -> Env:
-    try:
-        env_class = get_env(name)
-    except KeyError as error:
-        raise click.ClickException(str(error.args[0])) from None
-    options: dict[str, Any] = {}
-    if dialect is not None:
-        if env_class.dialects and dialect not in env_class.dialects:
-            known = ", ".join(env_class.dialects)
-            raise click.BadParameter(f"env {name!r} has no dialect {dialect!r}; known: {known}", param_hint="--dialect")
-        if "dialect" not in inspect.signature(env_class).parameters:
-            raise click.BadParameter(f"env {name!r} takes no dialect", param_hint="--dialect")
-        options["dialect"] = dialect
-    return env_class(**options)
-
-
 @envs.command("play")
 @click.argument("env_name", metavar="ENV")
 @click.option("--seed", type=int, default=0, show_default=True, help="Task seed (same seed, same tasks).")
@@ -118,14 +103,14 @@ def play(env_name: str, seed: int, split: str, index: int, dialect: str | None, 
     Example:
       prefbuild envs play household --seed 3 --split train --index 0
     """
-    env = _make_env(env_name, dialect)
+    env = make_env(env_name, dialect=dialect)
     try:
-        tasks = list(env.tasks(split, index + 1, seed))
+        # Tasks are generated lazily: only the first index + 1 are ever built.
+        task = next(itertools.islice(env.tasks(split, index + 1, seed), index, None), None)
     except (KeyError, ValueError) as error:
-        raise click.ClickException(str(error)) from None
-    if index >= len(tasks):
-        raise click.ClickException(f"split {split!r} with seed {seed} has only {len(tasks)} task(s); --index {index}")
-    task = tasks[index]
+        raise PrefbuildError(f"env {env_name!r}: {error}") from None
+    if task is None:
+        raise PrefbuildError(f"split {split!r} with seed {seed} has fewer than {index + 1} task(s); --index {index}")
     observation, _ = env.reset(task)
     click.echo(f"task {task.info.id} ({task.info.type})")
     click.echo(observation)

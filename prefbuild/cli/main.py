@@ -16,25 +16,12 @@ import click
 from pydantic import ValidationError
 
 from prefbuild import __version__
+from prefbuild.cli.errors import PrefbuildGroup
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import MODELS_BY_KIND, RecordError, detect_kind, iter_lines, validation_error
-from prefbuild.recipe import RecipeError, bundled_recipes, load_recipe
+from prefbuild.recipe import bundled_recipes, load_recipe
 
 EXAMPLES = "\b\nExamples:\n"
-
-
-class PrefbuildGroup(click.Group):
-    """Turns every user-fixable error into ``error: <where> <what>`` and exit code 1."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (PrefbuildError, RecipeError, RecordError) as error:
-            click.secho(f"error: {error}", fg="red", err=True)
-            sys.exit(getattr(error, "exit_code", 1))
-        except KeyboardInterrupt:
-            click.secho("interrupted", fg="yellow", err=True)
-            sys.exit(130)
 
 
 @click.group(cls=PrefbuildGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -160,7 +147,8 @@ RECIPE_HELP = "A recipe file, or the name of a bundled recipe (see `prefbuild re
 
 def _recipe_options(function: Any) -> Any:
     function = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-                            help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable).")(function)
+                            help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable). With several "
+                                 "envs, address one by name: --set env.sql.options.data_file=dev.jsonl")(function)
     function = click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
                             help="Run directory (default: output.dir of the recipe, or runs/<name>).")(function)
     function = click.option("--limit", type=int, help="Run at most N episodes.")(function)
@@ -187,12 +175,13 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
       prefbuild generate simulate --set env.num_tasks=200 --out runs/sim
       prefbuild generate my.yaml --shard 0/4      # on machine 1 of 4; then `prefbuild merge`
     """
-    from prefbuild.rollout.generate import exit_code, print_summary
-    from prefbuild.rollout.generate import generate as run_generate
+    from prefbuild import api
+    from prefbuild.cli.display import print_generate_summary
+    from prefbuild.rollout.generate import exit_code
 
-    result = run_generate(load_recipe(recipe, overrides), out=out, shard=shard, limit=limit, quiet=quiet, new=new)
+    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new)
     if not quiet:
-        print_summary(result)
+        print_generate_summary(result)
     click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
     sys.exit(exit_code(result))
 
@@ -200,8 +189,7 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
 @main.command()
 @click.argument("recipe")
 @_recipe_options
-@click.pass_context
-def run(ctx: click.Context, recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
+def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
         shard: str | None, new: bool, quiet: bool) -> None:
     """Run every stage of a recipe: generate -> label -> pair -> export -> report.
 
@@ -213,10 +201,17 @@ def run(ctx: click.Context, recipe: str, overrides: tuple[str, ...], out: Path |
       prefbuild run quickstart
       prefbuild run simulate --set env.num_tasks=20 --out runs/sim-small
     """
-    from prefbuild.api import run_pipeline
+    from prefbuild import api
+    from prefbuild.cli.display import print_generate_summary, print_run_summary
 
-    summary = run_pipeline(ctx, load_recipe(recipe, overrides), out=out, limit=limit, shard=shard, new=new,
-                           quiet=quiet)
+    def announce(stage: str) -> None:
+        click.secho(f"{stage}", bold=True)
+
+    summary = api.run(recipe, overrides=overrides, out=out, limit=limit, shard=shard, new=new, quiet=quiet,
+                      on_stage=announce)
+    if not quiet:
+        print_generate_summary(summary.generated)
+    print_run_summary(summary)
     sys.exit(summary.exit_code)
 
 
@@ -243,13 +238,16 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
 def _register_stage_commands() -> None:
     from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.cli.envs import envs
+    from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
-    from prefbuild.cli.pair import export_command, pair_command
+    from prefbuild.cli.pair import pair_command
+    from prefbuild.cli.publish import publish_command
     from prefbuild.cli.teachers import models_command, serve_command
 
     main.add_command(envs)
     main.add_command(label)
     main.add_command(pair_command)
+    main.add_command(publish_command)
     main.add_command(export_command)
     main.add_command(serve_command)
     main.add_command(models_command)

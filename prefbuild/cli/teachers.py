@@ -14,6 +14,7 @@ from types import FrameType
 
 import click
 
+from prefbuild.cli.errors import PrefbuildCommand, PrefbuildGroup
 from prefbuild.teachers.base import TeacherError
 from prefbuild.teachers.embedded import (
     ModelError,
@@ -48,7 +49,7 @@ def _smoke_test(server: VllmServer) -> str:
     return str(response.json()["choices"][0]["message"]["content"])
 
 
-@click.command("serve", context_settings={"ignore_unknown_options": True})
+@click.command("serve", cls=PrefbuildCommand, context_settings={"ignore_unknown_options": True})
 @click.argument("model")
 @click.argument("vllm_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
@@ -112,7 +113,7 @@ def serve_command(
             signal.signal(signal.SIGTERM, previous)
 
 
-@click.group("models")
+@click.group("models", cls=PrefbuildGroup)
 def models_command() -> None:
     """The embedded teacher model (SmolLM2-135M-Instruct, converted from the bundled GGUF).
 

@@ -1,284 +1,46 @@
-"""Dataset directories in the Hub's layout, and publishing them to the Hugging Face Hub.
+"""Publishing a dataset directory to the Hugging Face Hub.
 
-``write_dataset_dir`` writes exactly what will be on the Hub: parquet shards written by
-``datasets`` under ``data/``, a dataset card ``README.md`` whose YAML declares every config
-and split (so ``load_dataset`` works on the directory and on the repo alike) and the recipe as
-``recipe.yaml``. It builds everything in a temporary directory and renames it into place, so
-a crash leaves the previous dataset intact.
-
-``publish_dataset_dir`` pushes such a directory with the ``huggingface_hub`` client in a single
-commit: the Hub has either the old dataset or the new one, never a mix, and a failed push
-(server error, network down) can simply be run again. Card metadata already on the Hub
+``publish_dataset_dir`` pushes a directory written by ``prefbuild export``
+(``prefbuild.exports.dataset_dir.write_dataset_dir``) with the ``huggingface_hub`` client in a
+single commit: the Hub has either the old dataset or the new one, never a mix, and a failed
+push (server error, network down) can simply be run again. Card metadata already on the Hub
 (a language, a citation, extra tags added by hand) is kept. The token comes from ``HF_TOKEN``
 or the user's ``hf auth login`` and is never printed or written.
+
+Before any network call the directory is checked: a card whose configs name existing files,
+and no stale data: a dataset whose source pairs file changed after it was written (a re-run
+that paired again, possibly to nothing) is refused.
 """
 
 from __future__ import annotations
 
-import math
+import json
 import os
 import re
-import shutil
-import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from prefbuild.analysis.stats import pair_frame, pair_stats
 from prefbuild.errors import PrefbuildError
-from prefbuild.hub.card import REPO_PLACEHOLDER, CardInfo, ConfigSummary, render_card_body
-from prefbuild.records import Pair
+from prefbuild.exports.dataset_dir import DATA_DIR, SOURCES_NAME
+from prefbuild.hub.card import CARD_NAME, REPO_PLACEHOLDER, CardError, render_card, split_card
+from prefbuild.io.rundir import PAIRS
 
-DATA_DIR = "data"
-CARD_NAME = "README.md"
-RECIPE_NAME = "recipe.yaml"
-DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
-BASE_TAGS = ("dpo", "preference", "agent", "synthetic", "prefbuild")
-TASK_CATEGORIES = ("text-generation",)
 # Card keys that describe the data itself: on update, the new dataset's values replace the Hub's.
 DATA_KEYS = frozenset({"configs", "dataset_info", "size_categories"})
 # List-valued card keys merged as a union (Hub values first) on update.
 UNION_KEYS = frozenset({"tags", "task_categories", "task_ids", "language"})
 
-_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class PublishError(PrefbuildError):
-    """Writing or pushing a dataset failed; the message says what, where, and what is left intact."""
+    """Pushing a dataset failed or was refused; the message says what, where, and what is left intact."""
 
 
-# --------------------------------------------------------------------------------------
-# Dataset directory
-
-
-def config_data_dir(config: str) -> str:
-    """Where a config's shards live: ``data/`` for the ``default`` config, ``data/<config>/`` otherwise."""
-    return DATA_DIR if config == "default" else f"{DATA_DIR}/{config}"
-
-
-def size_category(rows: int) -> str:
-    """The Hub's ``size_categories`` bucket for a row count."""
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-                        (10_000_000, "1M<n<10M")):
-        if rows < limit:
-            return name
-    return "10M<n<100M"
-
-
-@dataclass
-class DatasetDirSummary:
-    """What ``write_dataset_dir`` wrote."""
-
-    path: Path
-    configs: list[ConfigSummary]
-    pairs: int
-    files: list[str] = field(default_factory=list)
-
-
-def _check_names(rows: Mapping[str, Mapping[str, Any]]) -> None:
-    if not rows:
-        raise PublishError("nothing to write: no configs given")
-    for config, splits in rows.items():
-        if not _CONFIG_NAME.match(config) or config == DATA_DIR:
-            raise PublishError(f"config name {config!r} is not allowed (letters, digits, '_', '-', '.'; not 'data')")
-        for split in splits:
-            if not _SPLIT_NAME.match(split):
-                raise PublishError(f"config {config!r}: split name {split!r} must match {_SPLIT_NAME.pattern}")
-
-
-def _write_config(
-    root: Path, config: str, splits: Mapping[str, Iterable[Mapping[str, Any]]], max_shard_bytes: int
-) -> tuple[ConfigSummary, Any] | None:
-    """Write one config's splits as parquet shards; returns its summary and ``datasets.DatasetInfo``."""
-    import datasets
-    import pyarrow as pa
-
-    materialised = {split: [dict(row) for row in split_rows] for split, split_rows in splits.items()}
-    order = {"train": 0, "validation": 1, "test": 2}
-    materialised = {split: materialised[split] for split in sorted(materialised, key=lambda s: (order.get(s, 3), s))
-                    if materialised[split]}
-    if not materialised:
-        return None
-    try:
-        # One schema for all splits: a column that is null in one split must not change type in another.
-        every_row = [row for split_rows in materialised.values() for row in split_rows]
-        features = datasets.Dataset.from_list(every_row).features
-        tables = {split: datasets.Dataset.from_list(split_rows, features=features)
-                  for split, split_rows in materialised.items()}
-    except (pa.ArrowException, TypeError, ValueError) as error:
-        raise PublishError(f"config {config!r}: rows cannot be stored as one table: {error}") from None
-    folder = config_data_dir(config)
-    (root / folder).mkdir(parents=True, exist_ok=True)
-    info = datasets.DatasetInfo(config_name=config, features=features, splits=datasets.SplitDict(),
-                                download_size=0, dataset_size=0)
-    files: dict[str, list[str]] = {}
-    quiet = not datasets.utils.are_progress_bars_disabled()
-    if quiet:
-        datasets.disable_progress_bars()
-    try:
-        _write_shards(root, folder, tables, info, files, max_shard_bytes)
-    finally:
-        if quiet:
-            datasets.enable_progress_bars()
-    info.size_in_bytes = info.download_size + info.dataset_size
-    summary = ConfigSummary(name=config, splits={s: len(d) for s, d in tables.items()}, files=files,
-                            columns=list(features))
-    return summary, info
-
-
-def _write_shards(root: Path, folder: str, tables: Mapping[str, Any], info: Any, files: dict[str, list[str]],
-                  max_shard_bytes: int) -> None:
-    """Write each split in shards of at most ``max_shard_bytes`` (in memory), named as ``push_to_hub`` does."""
-    import datasets
-
-    for split, dataset in tables.items():
-        num_shards = max(1, math.ceil(dataset.data.nbytes / max_shard_bytes))
-        for index in range(num_shards):
-            name = f"{folder}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
-            dataset.shard(num_shards, index, contiguous=True).to_parquet(str(root / name))
-            files.setdefault(split, []).append(name)
-            info.download_size += (root / name).stat().st_size
-        info.splits.add(datasets.SplitInfo(name=split, num_bytes=dataset.data.nbytes, num_examples=len(dataset)))
-        info.dataset_size += dataset.data.nbytes
-
-
-def card_metadata(
-    info: CardInfo, configs: Sequence[ConfigSummary], dataset_infos: Mapping[str, Any], stats: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The card's YAML header as a plain dict: licence, tags, size, configs with data files, features."""
-    from datasets.info import DatasetInfosDict
-    from huggingface_hub import DatasetCardData
-
-    env_tags = [env.name for env in info.envs] + [row["env"] for row in stats.get("by_env", [])]
-    tags = list(dict.fromkeys([*BASE_TAGS, *env_tags, *info.tags]))
-    card_data = DatasetCardData(
-        license=info.license,
-        task_categories=list(TASK_CATEGORIES),
-        tags=tags,
-        size_categories=[size_category(stats.get("pairs", 0))],
-        pretty_name=info.pretty_name,
-    )
-    DatasetInfosDict(dict(dataset_infos)).to_dataset_card_data(card_data)
-    card_data["configs"] = [
-        {
-            "config_name": config.name,
-            **({"default": True} if config.default else {}),
-            "data_files": [{"split": split, "path": f"{config_data_dir(config.name)}/{split}-*"}
-                           for split in config.splits],
-        }
-        for config in configs
-    ]
-    return card_data.to_dict()
-
-
-def render_card(metadata: Mapping[str, Any], body: str) -> str:
-    """A README.md: YAML header between ``---`` lines, then the markdown body."""
-    header = yaml.safe_dump(dict(metadata), sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{header}---\n\n{body.lstrip()}"
-
-
-def split_card(text: str) -> tuple[dict[str, Any], str]:
-    """``(metadata, body)`` of a README.md; a README without a YAML header has empty metadata."""
-    match = re.match(r"^---\r?\n(.*?)\r?\n---[ \t]*\r?\n?(.*)$", text, re.DOTALL)
-    if not match:
-        return {}, text
-    try:
-        metadata = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as error:
-        raise PublishError(f"{CARD_NAME}: the YAML header does not parse: {error}") from None
-    if not isinstance(metadata, dict):
-        raise PublishError(f"{CARD_NAME}: the YAML header must be a mapping")
-    return metadata, match.group(2)
-
-
-def _swap_into_place(built: Path, target: Path) -> None:
-    """Rename ``built`` to ``target``; an existing ``target`` is moved aside first and removed after."""
-    old: Path | None = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        old.rmdir()
-        os.replace(target, old)
-    try:
-        os.replace(built, target)
-    except OSError:
-        if old is not None:
-            os.replace(old, target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def write_dataset_dir(
-    out_dir: str | os.PathLike[str],
-    rows: Mapping[str, Mapping[str, Iterable[Mapping[str, Any]]]],
-    pairs: Iterable[Pair],
-    info: CardInfo,
-    *,
-    default_config: str | None = None,
-    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-) -> DatasetDirSummary:
-    """Write a Hub-ready dataset directory: parquet shards, dataset card, recipe.
-
-    ``rows`` holds already-converted rows per config and split (``{"trl": {"train": [...],
-    "test": [...]}}``, e.g. from ``prefbuild.exports.formats.to_rows``); ``pairs`` are the records the
-    rows came from, used for the card's statistics and sample. The directory is built next to
-    ``out_dir`` and renamed into place only when complete.
-    """
-    _check_names(rows)
-    target = Path(out_dir)
-    if target.exists() and not target.is_dir():
-        raise PublishError(f"{target}: exists and is not a directory")
-    if default_config is not None and default_config not in rows:
-        raise PublishError(f"default config {default_config!r} is not among the configs {sorted(rows)}")
-    default_config = default_config or next(iter(rows))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
-        configs: list[ConfigSummary] = []
-        dataset_infos: dict[str, Any] = {}
-        for config, splits in rows.items():
-            written = _write_config(building, config, splits, max_shard_bytes)
-            if written is None:
-                continue
-            summary, dataset_info = written
-            summary.default = config == default_config
-            configs.append(summary)
-            dataset_infos[config] = dataset_info
-        if not configs:
-            raise PublishError("nothing to write: every config and split is empty")
-        if not any(config.default for config in configs):
-            configs[0].default = True
-        sample: Pair | None = None
-
-        def keep_sample(stream: Iterable[Pair]) -> Iterable[Pair]:
-            nonlocal sample
-            for pair in stream:
-                if sample is None or (sample.split != "train" and pair.split == "train"):
-                    sample = pair
-                yield pair
-
-        stats = pair_stats(pair_frame(keep_sample(pairs)))
-        metadata = card_metadata(info, configs, dataset_infos, stats)
-        body = render_card_body(info, configs, stats, sample)
-        (building / CARD_NAME).write_text(render_card(metadata, body), encoding="utf-8")
-        if info.recipe is not None:
-            (building / RECIPE_NAME).write_text(
-                yaml.safe_dump(dict(info.recipe), sort_keys=False, allow_unicode=True), encoding="utf-8"
-            )
-        files = sorted(str(p.relative_to(building)) for p in building.rglob("*") if p.is_file())
-        umask = os.umask(0)
-        os.umask(umask)
-        building.chmod(0o777 & ~umask)  # mkdtemp makes it private; the dataset is an ordinary directory
-        _swap_into_place(building, target)
-    finally:
-        if building.exists():
-            shutil.rmtree(building, ignore_errors=True)
-    return DatasetDirSummary(path=target, configs=configs, pairs=int(stats.get("pairs", 0)), files=files)
+class StaleDatasetError(PublishError):
+    """The dataset directory is older than the pairs it was exported from."""
 
 
 # --------------------------------------------------------------------------------------
@@ -340,7 +102,10 @@ def check_dataset_dir(dataset_dir: str | os.PathLike[str]) -> tuple[Path, dict[s
     card = root / CARD_NAME
     if not card.is_file():
         raise PublishError(f"{root}: no {CARD_NAME} dataset card; is this a `prefbuild export` directory?")
-    metadata, body = split_card(card.read_text(encoding="utf-8"))
+    try:
+        metadata, body = split_card(card.read_text(encoding="utf-8"))
+    except CardError as error:
+        raise PublishError(f"{root}/{error}") from None
     configs = metadata.get("configs")
     if not isinstance(configs, list) or not configs:
         raise PublishError(f"{card}: the card's YAML has no 'configs' with data files")
@@ -350,7 +115,59 @@ def check_dataset_dir(dataset_dir: str | os.PathLike[str]) -> tuple[Path, dict[s
             if isinstance(pattern, str) and not list(root.glob(pattern)):
                 raise PublishError(f"{card}: config {config.get('config_name')!r} lists {pattern}, "
                                    "but no such files are in the directory")
+    check_not_stale(root)
     return root, metadata, body
+
+
+def _changed_sources(dataset_dir: Path) -> list[str]:
+    """Source files recorded at export time that changed (size or modification time) or vanished since."""
+    stamp_file = dataset_dir / SOURCES_NAME
+    if not stamp_file.is_file():
+        return []
+    try:
+        sources = json.loads(stamp_file.read_text(encoding="utf-8"))["sources"]
+    except (ValueError, KeyError, TypeError):
+        return [f"{stamp_file} (unreadable)"]
+    changed = []
+    for source in sources:
+        path = Path(source["path"])
+        if not path.exists():
+            continue  # moved away: nothing newer to compare with
+        stat = path.stat()
+        if stat.st_size != source["size"] or stat.st_mtime_ns != source["mtime_ns"]:
+            changed.append(str(path))
+    return changed
+
+
+def check_not_stale(dataset_dir: str | os.PathLike[str]) -> None:
+    """Refuse a dataset directory older than its pairs file.
+
+    The pairs are the files recorded by the export (``.prefbuild-export.json``); a dataset
+    directory inside a run directory without that record is compared with the run's
+    ``pairs.jsonl``.
+
+    Args:
+        dataset_dir: a directory written by ``prefbuild export``.
+
+    Raises:
+        StaleDatasetError: a source changed after the dataset was written (the message names it
+            and the command that brings the dataset up to date).
+
+    Example:
+        >>> check_not_stale("runs/simulate/dataset")  # doctest: +SKIP
+    """
+    root = Path(dataset_dir)
+    changed = _changed_sources(root)
+    sibling = root.parent / PAIRS
+    if not (root / SOURCES_NAME).exists() and sibling.is_file():
+        card = root / CARD_NAME
+        if card.is_file() and sibling.stat().st_mtime_ns > card.stat().st_mtime_ns:
+            changed.append(str(sibling))
+    if changed:
+        raise StaleDatasetError(
+            f"{root}: stale dataset: {', '.join(changed)} changed after the dataset was written; "
+            f"export again (`prefbuild export {changed[0]} -o {root}`) before publishing"
+        )
 
 
 def _describe_failure(error: BaseException, repo_id: str) -> str:

@@ -21,43 +21,25 @@ from typing import IO, Literal, TypeVar
 import jsonlines
 from pydantic import BaseModel, ValidationError
 
+from prefbuild.errors import LocatedError, describe_validation_error
 from prefbuild.records import Pair, Trajectory
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 RecordKind = Literal["trajectory", "pair"]
 
 
-class RecordError(ValueError):
+class RecordError(LocatedError):
     """A bad record: where it is (file, line, field path) and what is wrong with it."""
-
-    def __init__(self, path: str | os.PathLike[str], line: int, field: str, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.field = field
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}"
-        return f"{where} {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 class TruncatedLineWarning(UserWarning):
     """The last line of a JSONL file is incomplete (the writer was killed mid-line); it was skipped."""
 
 
-def field_path(location: tuple[int | str, ...]) -> str:
-    """Pydantic's error location as a dotted path: ``steps.3.labels.0.step``."""
-    return ".".join(str(part) for part in location) or "<record>"
-
-
 def validation_error(path: str | os.PathLike[str], line: int, error: ValidationError) -> RecordError:
     """The first problem of a pydantic error, located at ``path:line``."""
-    first = error.errors()[0]
-    message = first["msg"]
-    if first["type"] == "extra_forbidden":
-        message = "unknown field"
-    return RecordError(path, line, field_path(tuple(first["loc"])), message)
+    field, message = describe_validation_error(error)
+    return RecordError(path, line, field, message)
 
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, bool]]:
@@ -83,6 +65,11 @@ def read_records(
     if not Path(path).is_file():
         raise RecordError(path, 0, "", "no such file")
     for number, text, unterminated in iter_lines(path):
+        try:  # the fast path: pydantic parses and validates the JSON text in one pass
+            yield model.model_validate_json(text)
+            continue
+        except ValidationError:
+            pass  # located below, with the JSON and the record errors told apart
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as error:
@@ -163,15 +150,17 @@ class JsonlWriter:
     """Append records to a JSONL file, one per line, flushed (and optionally fsynced) per record.
 
     Opening repairs a truncated last line left by a crash, so the file stays valid JSONL.
+    ``flush=False`` suits files renamed into place only when complete (``atomic_path``): a
+    killed writer leaves nothing there to resume, so per-record flushes would buy nothing.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, flush: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.repaired_bytes = _repair_tail(self.path)
         self._fsync = fsync
         self._handle: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self._writer = jsonlines.Writer(self._handle, flush=True, compact=True, dumps=self._dumps)
+        self._writer = jsonlines.Writer(self._handle, flush=flush, compact=True, dumps=self._dumps)
 
     @staticmethod
     def _dumps(record: object) -> str:

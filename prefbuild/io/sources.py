@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from prefbuild.errors import PrefbuildError, describe_validation_error
 from prefbuild.io.importers import (
     ExternalLogError,
     agentbench_trajectory,
@@ -30,15 +31,8 @@ from prefbuild.records import Trajectory
 FORMATS = ("auto", "prefbuild", "agentbench", "messages")
 
 
-class LabelInputError(ValueError):
+class LabelInputError(PrefbuildError, ValueError):
     """A record of an input file cannot be read; the message starts with ``file:line``."""
-
-
-def _validation_message(error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first.get("loc", ())) or "record"
-    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{location}: {first.get('msg', 'invalid')}{more}"
 
 
 def detect_format(record: Any) -> str:
@@ -102,11 +96,12 @@ def _external(record: Any, fmt: str, where: str, source: str, model: str, number
     except ExternalLogError as error:
         raise LabelInputError(str(error)) from error
     except ValidationError as error:
-        raise LabelInputError(f"{where}: cannot build a trajectory: {_validation_message(error)}") from error
+        field, message = describe_validation_error(error)
+        raise LabelInputError(f"{where}: cannot build a trajectory: {field}: {message}") from error
 
 
 @contextmanager
 def atomic_writer(path: str | Path) -> Iterator[JsonlWriter]:
     """A JSONL writer whose file replaces ``path`` only when the block ends without error."""
-    with atomic_path(path) as temporary, JsonlWriter(temporary) as writer:
+    with atomic_path(path) as temporary, JsonlWriter(temporary, flush=False) as writer:
         yield writer

@@ -15,10 +15,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from prefbuild.errors import PrefbuildError, describe_validation_error
 from prefbuild.records import Label, Step, Trajectory
 
 
-class ParamError(ValueError):
+class ParamError(PrefbuildError, ValueError):
     """A labeler parameter from the recipe is unknown or has a bad value; the message names it."""
 
 
@@ -86,12 +87,11 @@ class Labeler(ABC):
         try:
             validated = self.Params.model_validate(params)
         except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first.get("loc", ())) or "params"
-            if first.get("type") == "extra_forbidden":
+            where, message = describe_validation_error(error)
+            if error.errors()[0].get("type") == "extra_forbidden":
                 known = ", ".join(self.Params.model_fields) or "none"
                 raise ParamError(f"labeler {self.name!r}: unknown parameter {where!r}; known: {known}") from None
-            raise ParamError(f"labeler {self.name!r}: parameter {where!r}: {first.get('msg')}") from None
+            raise ParamError(f"labeler {self.name!r}: parameter {where!r}: {message}") from None
         self.params: BaseModel = validated
         self.config: dict[str, Any] = validated.model_dump()
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import ClassVar
 
-from prefbuild.envs import get_protocol
+from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
+from prefbuild.errors import PrefbuildError
 from prefbuild.labelers.base import Labeler
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
@@ -28,8 +29,9 @@ from prefbuild.records import FailureMode, Label, Step, Trajectory
 @lru_cache(maxsize=32)
 def _protocol(env: str, name: str) -> Protocol | None:
     try:
-        return get_protocol(env, name)
-    except (KeyError, ImportError, TypeError, ValueError):  # not loadable here: judge by the recorded verdict
+        return cached_protocol(env, name)
+    except (KeyError, ImportError, TypeError, ValueError, PrefbuildError):
+        # Not loadable here: judge by the recorded verdict.
         return None
 
 

@@ -25,6 +25,8 @@ MistakeMaker = Callable[[Any, str, random.Random], "str | None"]
 BUILTIN_MISTAKES: dict[str, str] = {
     "household": "prefbuild.simulation.household_mistakes:failure_action",
     "sql": "prefbuild.simulation.sql_mistakes:failure_action",
+    "code": "prefbuild.simulation.code_mistakes:failure_action",
+    "bfcl": "prefbuild.simulation.bfcl_mistakes:failure_action",
 }
 
 

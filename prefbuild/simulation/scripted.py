@@ -6,8 +6,9 @@ pipeline (labelers, pair strategies, exports) can be exercised and measured with
 
 ``loop``                 repeats its previous output verbatim
 ``premature_success``    declares the task done (``protocol.final_turn()``)
-``implausible_location`` searches where the object cannot be (``env.failure_action``)
-``invalid_action``       emits a command the env rejects (``env.failure_action``)
+``implausible_location`` searches where the object cannot be (the env's mistake maker)
+``invalid_action``       emits a command the env rejects (the env's mistake maker)
+``sql_error``, tool modes shown by the env's mistake maker (``prefbuild.simulation``)
 ``verbose_filler``       pads the thought with conversational filler (English, Japanese) or
                          degenerate repetition of one sentence
 ``format_violation``     drops the action tag, adds a second action line or wraps the turn in
@@ -15,7 +16,7 @@ pipeline (labelers, pair strategies, exports) can be exercised and measured with
 
 At most one failure mode applies per step: one uniform draw is compared with the cumulative
 rates, in the order above. When a mode cannot be shown at this state (nothing to repeat at
-step 0, an env without ``failure_action`` for it, a protocol without a final turn), the
+step 0, an env whose mistake maker cannot show it, a protocol without a final turn), the
 expert's turn is returned instead; ``ScriptedCompletion.simulated`` always says what was
 really done, which makes it ground truth for measuring labelers.
 
@@ -130,7 +131,11 @@ class ScriptedTeacher(Teacher):
             )
         simulated, detail, text = mode, "", None
         if mode != EXPERT:
-            text, detail = _MISBEHAVIOURS[mode](context, rng, expert)
+            # The env's own mistake for this mode first (an SQL loop repeats the statement, a
+            # household invalid action names a missing object); else the generic behaviour.
+            text, detail = _env_failure(mode)(context, rng, expert)
+            if text is None and mode in _MISBEHAVIOURS:
+                text, detail = _MISBEHAVIOURS[mode](context, rng, expert)
         if text is None:
             simulated, detail = EXPERT, (f"{mode} not possible here" if mode != EXPERT else "")
             text = context.protocol.render(expert, _thought(rng, expert))
@@ -210,8 +215,6 @@ def _format_violation(context: EnvView, rng: random.Random, expert: str) -> Outc
 _MISBEHAVIOURS = {
     "loop": _loop,
     "premature_success": _premature_success,
-    "implausible_location": _env_failure("implausible_location"),
-    "invalid_action": _env_failure("invalid_action"),
     "verbose_filler": _verbose_filler,
     "format_violation": _format_violation,
 }

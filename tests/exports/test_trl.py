@@ -11,7 +11,7 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-from prefbuild.exports.formats import to_rows
+from prefbuild.exports import to_rows
 from prefbuild.teachers.embedded import ensure_embedded_model
 from tests.exports.household_pairs import household_pairs, shortest
 

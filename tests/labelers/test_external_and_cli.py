@@ -110,7 +110,8 @@ def test_bad_input_names_file_and_line_and_leaves_no_output(tmp_path: Path) -> N
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(label, [str(bad), "-o", str(out)])
     assert result.exit_code != 0
-    assert f"{bad}:2 steps.0.observation: Field required" in result.output and "Traceback" not in result.output
+    assert f"{bad}:2 steps.0.observation: required field is missing" in result.output
+    assert "Traceback" not in result.output
     assert not out.exists() and list(tmp_path.iterdir()) == [bad]
 
 

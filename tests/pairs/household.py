@@ -14,7 +14,7 @@ from typing import ClassVar
 from prefbuild.labelers import build_labelers, label_trajectory
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import Message, Trajectory
-from prefbuild.rollout.engine import EpisodeRunner, plan_episodes, rollout
+from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
 from prefbuild.simulation.scripted import ScriptedTeacher
 from prefbuild.teachers.base import Completion, EnvView, Teacher, TeacherRequest
 
@@ -78,7 +78,9 @@ def play(
     runner = EpisodeRunner(recipe, teacher)
 
     async def collect() -> list[Trajectory]:
-        return [t async for t in rollout(plan_episodes(recipe), runner, concurrency=4)]
+        order = {episode.id: position for position, episode in enumerate(plan_episodes(recipe))}
+        finished = [t async for t in rollout(plan_episodes(recipe), runner, concurrency=4)]
+        return sorted(finished, key=lambda trajectory: order[trajectory.id])  # plan order, as files have
 
     labelers = build_labelers(None, env="household")
     trajectories = [label_trajectory(t, labelers) for t in asyncio.run(collect())]

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
+from prefbuild.envs import cached_protocol as protocol_for
 from prefbuild.pairs import build_pairs, build_strategy
-from prefbuild.pairs.common import protocol_for
 from prefbuild.pairs.replay import ReplayError, replay
 from prefbuild.records import FailureMode, Role, prompt_messages
 from prefbuild.simulation.scripted import ScriptedTeacher

@@ -101,7 +101,7 @@ def test_stepwise_picks_the_most_confident_label_and_filters_by_confidence():
 
 
 def test_stepwise_template_writes_a_thought_that_parses_to_the_expert_action():
-    from prefbuild.pairs.common import protocol_for
+    from prefbuild.envs import cached_protocol as protocol_for
 
     traj = loop_trajectory()
     pair = next(iter(build_strategy("stepwise", {"chosen": "template"}).pairs([traj])))
@@ -193,7 +193,7 @@ def test_concise_thought_removes_filler_and_trims():
 
 
 def test_style_pairs_keep_the_identical_valid_action():
-    from prefbuild.pairs.common import protocol_for
+    from prefbuild.envs import cached_protocol as protocol_for
 
     verbose = act(
         "go to cabinet 1", "Certainly! I'd be happy to help. The mug is probably in the cabinet. Let me think."

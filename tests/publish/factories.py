@@ -59,7 +59,7 @@ def make_trajectory(index: int, *, task_type: str | None = None, success: bool |
         task=TaskInfo(id=f"task-{index // samples:03d}", type=task_type, goal=f"put apple {index} in fridge",
                       split="train", seed=index),
         env=EnvInfo(name="household", dialect="classic", protocol="agentbench"),
-        teacher=TeacherInfo(backend="scripted", model=model, sampling={"temperature": 0.7}),
+        teacher=TeacherInfo(backend="transformers", model=model, sampling={"temperature": 0.7}),
         sample_index=index % samples,
         messages=[Message(role="system", content=SYSTEM)],
         steps=steps,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from prefbuild.exports.dataset_dir import write_dataset_dir
 from prefbuild.hub.card import CardInfo
-from prefbuild.hub.publish import write_dataset_dir
 from tests.publish.factories import make_pairs, trl_rows
 
 TOKEN = os.environ.get("PREFBUILD_REAL_HUB_TOKEN")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from prefbuild.errors import PrefbuildError
 from prefbuild.labelers.text import is_nothing_happens
 from prefbuild.records import Message, Outcome, Role, Step, StepFacts
 
 AVAILABLE_ACTIONS = "AVAILABLE ACTIONS"
 
 
-class ExternalLogError(ValueError):
+class ExternalLogError(PrefbuildError, ValueError):
     """An external log record is not in the expected layout; the message names file, line and field."""
 
 

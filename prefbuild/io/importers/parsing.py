@@ -7,18 +7,16 @@ AgentBench log then mean the same as the labels on prefbuild's own trajectories.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
-from prefbuild.envs import get_protocol
+from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
 from prefbuild.records import StepFacts
 
 
-@lru_cache(maxsize=16)
 def protocol(env: str, name: str) -> Protocol:
-    """The protocol instance ``name`` of ``env`` (cached: parsers are stateless)."""
-    return get_protocol(env, name)
+    """The protocol instance ``name`` of ``env`` (shared: parsers are stateless)."""
+    return cached_protocol(env, name)
 
 
 def parse_turn(env: str, name: str, text: str) -> ParsedOutput:

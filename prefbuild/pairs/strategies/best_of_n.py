@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from prefbuild.envs import Env, Protocol
-from prefbuild.pairs.common import IncrementalStrategy, assistant, digest, make_pair, source_for, trajectory_protocol
+from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.common import assistant, digest, make_pair, source_for, trajectory_protocol
 from prefbuild.pairs.replay import ReplayError, replay
 from prefbuild.pairs.teacher_bridge import TeacherRunner, env_view
 from prefbuild.records import FailureMode, Pair, Trajectory, prompt_messages
@@ -65,7 +66,7 @@ def score_sample(env: Env, protocol: Protocol, text: str, invalid_penalty: float
     return Scored(text, score, remaining, None if valid else FailureMode.invalid_action)
 
 
-class BestOfNStrategy(IncrementalStrategy):
+class BestOfNStrategy(PairStrategy):
     name: ClassVar[str] = "best_of_n"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "n",

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from prefbuild.pairs.common import (
     STYLE_MODES,
-    IncrementalStrategy,
+    TeacherWriting,
     assistant,
     make_pair,
     primary_label,
@@ -90,7 +90,7 @@ class BadStep:
     expert_action: str
 
 
-class StepwiseStrategy(IncrementalStrategy):
+class StepwiseStrategy(TeacherWriting):
     name: ClassVar[str] = "stepwise"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "chosen",

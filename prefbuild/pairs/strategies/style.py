@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from prefbuild.pairs.common import (
     STYLE_MODES,
-    IncrementalStrategy,
+    TeacherWriting,
     assistant,
     make_pair,
     primary_label,
@@ -104,7 +104,7 @@ def concise_thought(thought: str | None, *, max_words: int, filler: Filler, acti
     return " ".join(words)
 
 
-class StyleStrategy(IncrementalStrategy):
+class StyleStrategy(TeacherWriting):
     name: ClassVar[str] = "style"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "rewrite",

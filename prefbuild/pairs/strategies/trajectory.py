@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from prefbuild.pairs.base import PairStrategy
 from prefbuild.pairs.common import (
-    IncrementalStrategy,
     assistant,
     digest,
     make_pair,
@@ -93,7 +93,7 @@ def _rank(trajectory: Trajectory, seed: int) -> str:
     return digest(str(seed), trajectory.id)
 
 
-class TrajectoryStrategy(IncrementalStrategy):
+class TrajectoryStrategy(PairStrategy):
     name: ClassVar[str] = "trajectory"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "continuation",

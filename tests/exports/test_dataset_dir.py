@@ -8,8 +8,9 @@ import datasets
 import pytest
 import yaml
 
-from prefbuild.hub.card import CardInfo
-from prefbuild.hub.publish import PublishError, split_card, write_dataset_dir
+from prefbuild.exports.base import ExportError
+from prefbuild.exports.dataset_dir import write_dataset_dir
+from prefbuild.hub.card import CardInfo, split_card
 from prefbuild.recipe import load_recipe
 from tests.publish.factories import make_pairs, sft_rows, trl_rows
 
@@ -112,7 +113,7 @@ def test_replacing_removes_stale_configs(tmp_path: Path, card_info: CardInfo) ->
     ],
 )
 def test_bad_rows_are_clear_errors(tmp_path: Path, card_info: CardInfo, rows: dict, message: str) -> None:
-    with pytest.raises(PublishError, match=message):
+    with pytest.raises(ExportError, match=message):
         write_dataset_dir(tmp_path / "ds", rows, [], card_info)
     assert not (tmp_path / "ds").exists()
 
@@ -127,7 +128,7 @@ def _without_none_keys(value):
 
 
 def test_composes_with_export_rows(tmp_path: Path, card_info: CardInfo) -> None:
-    from prefbuild.exports.formats import to_rows
+    from prefbuild.exports import to_rows
     from prefbuild.records import FunctionCall, Message, ToolCall
     from tests.publish.factories import make_pair
 
