@@ -12,10 +12,14 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-_PICKUP = re.compile(r"you pick up the ([a-z]+ \d+) from the ([a-z]+ \d+)")
-_PUT = re.compile(r"you (?:put|move) the ([a-z]+ \d+) (?:in/on|in|on|to) the ([a-z]+ \d+)")
-_PROCESS = re.compile(r"you (heat|cool|clean|slice) the ([a-z]+ \d+)")
-_TURN_ON = re.compile(r"you turn on the ([a-z]+ \d+)")
+_NAME = r"([a-z]+ \d+)"
+# One pass over a reply finds every kind of state change it reports.
+_EFFECT = re.compile(
+    rf"you pick up the {_NAME} from the {_NAME}"
+    rf"|you (?:put|move) the {_NAME} (?:in/on|in|on|to) the {_NAME}"
+    rf"|you (heat|cool|clean|slice) the {_NAME}"
+    rf"|you turn on the {_NAME}"
+)
 HAND = "hand"
 
 
@@ -40,14 +44,16 @@ def effects(feedback: str) -> tuple[Effect, ...]:
     if "you " not in lowered:
         return ()
     found: list[Effect] = []
-    for match in _PICKUP.finditer(lowered):
-        found.append(Effect("pick", match.group(1), match.group(2)))
-    for match in _PUT.finditer(lowered):
-        found.append(Effect("put", match.group(1), match.group(2)))
-    for match in _PROCESS.finditer(lowered):
-        found.append(Effect(match.group(1), match.group(2)))
-    for match in _TURN_ON.finditer(lowered):
-        found.append(Effect("on", match.group(1)))
+    for match in _EFFECT.finditer(lowered):
+        picked, source, moved, place, verb, processed, switched = match.groups()
+        if picked:
+            found.append(Effect("pick", picked, source))
+        elif moved:
+            found.append(Effect("put", moved, place))
+        elif verb:
+            found.append(Effect(verb, processed))
+        else:
+            found.append(Effect("on", switched))
     return tuple(found)
 
 

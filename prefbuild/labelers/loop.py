@@ -186,16 +186,16 @@ class LoopLabeler(Labeler):
         return states, novel, state.key()
 
     @staticmethod
-    def _purposeful(steps: list[Step], novel: list[bool], index: int) -> bool:
+    def _purposeful(steps: list[Step], keys: list[str | None], novel: list[bool], index: int) -> bool:
         """A ``go to`` whose next command there (thoughts aside) brought something new: fetching
         the object seen there, opening it, putting something in."""
-        key = step_key(steps[index])
+        key = keys[index]
         if key is None or not key.startswith("go to ") or is_nothing_happens(steps[index].feedback):
             return False
         for later in range(index + 1, len(steps)):
             if steps[later].action is None:
                 continue
-            following = step_key(steps[later]) or ""
+            following = keys[later] or ""
             return novel[later] and not following.startswith("go to ")
         return False
 
@@ -227,7 +227,7 @@ class LoopLabeler(Labeler):
                 )
             positions.setdefault(key, []).append(index)
             earlier = groups.setdefault(group, [])
-            if earlier and not novel[index] and not self._purposeful(steps, novel, index):
+            if earlier and not novel[index] and not self._purposeful(steps, keys, novel, index):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
         for (key, _), indices in repeats.items():

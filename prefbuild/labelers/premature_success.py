@@ -187,6 +187,10 @@ class PrematureSuccessLabeler(Labeler):
 
     def _step(self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState) -> Label | None:
         last = len(trajectory.steps) - 1
+        thought = step.thought or (step.action if _is_think(step.action) else None)
+        claims = is_completion_claim(step.action)
+        if not claims and step.index != last and not (thought and self.config["thought_claims"]):
+            return None  # nothing here could claim anything
         if step_won(trajectory, step):
             return None
         unmet = goal_known_unmet(trajectory, step)
@@ -199,14 +203,13 @@ class PrematureSuccessLabeler(Labeler):
             if step.index < last
             else f"the episode ended with {trajectory.outcome.stop_reason.value}"
         )
-        if is_completion_claim(step.action) and goal_known_unmet(trajectory, step):
+        if claims and goal_known_unmet(trajectory, step):
             return self.make_label(
                 step,
                 0.95,
                 f"claims completion with action '{short(step.action or '', 60)}' but the goal is not met ({after})",
             )
         if self.config["thought_claims"]:
-            thought = step.thought or (step.action if _is_think(step.action) else None)
             label = self._thought(step, thought, goal, state)
             if label is not None:
                 return label

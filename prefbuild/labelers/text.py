@@ -83,14 +83,16 @@ def task_observation(text: str) -> str:
     """The part of a first observation that describes this episode's room and task.
 
     A ReAct prompt turn holds few-shot transcripts before the real task; their rooms and
-    objects are not this episode's. The last room description starts the real one.
+    objects are not this episode's. The last room description starts the real one; an
+    AgentBench ``AVAILABLE ACTIONS`` list after it is left out.
 
     Example:
         >>> task_observation("You are in the middle of a room. A. You are in the middle of a room. B.")
         'You are in the middle of a room. B.'
     """
     position = text.lower().rfind(_TASK_START)
-    return text[position:] if position > 0 else text
+    text = text[position:] if position > 0 else text
+    return text.split("AVAILABLE ACTIONS", 1)[0]  # AgentBench's command list names nothing new
 
 
 def normalize_text(text: str) -> str:
