@@ -218,6 +218,7 @@ class PrematureSuccessLabeler(Labeler):
             and step.index == last
             and trajectory.outcome.stop_reason is StopReason.agent_finished
             and not trajectory.outcome.success
+            and trajectory.task.meta.get("outcome_known") is not False
         ):
             return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
         return None
