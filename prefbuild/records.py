@@ -44,6 +44,7 @@ class FailureMode(StrEnum):
     wrong_answer = "wrong_answer"
     overlong = "overlong"
     task_failure = "task_failure"
+    phantom_object = "phantom_object"
 
 
 _MODE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
