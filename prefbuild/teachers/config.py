@@ -68,10 +68,12 @@ class SamplingConfig(_Section):
 
 
 class RetryConfig(_Section):
-    """Retries of one teacher request. Waiting for a cooling endpoint is not an attempt, so the
-    defaults (12 attempts, backoff up to 10 s, 5 s cool-downs) ride out about 90 s of outage."""
+    """Retries of one teacher request. Waiting for a cooling endpoint is not an attempt: the
+    defaults (12 attempts, backoff up to 10 s, 5 s cool-downs) span about 90 s, and a server
+    that answered before is waited for through an outage of up to ``max_outage_s``."""
 
     max_attempts: int = Field(default=12, ge=1)
+    max_outage_s: float = Field(default=600.0, ge=0.0, description="Wait out a server that answered before.")
     initial_backoff_s: float = Field(default=0.5, ge=0.0)
     max_backoff_s: float = Field(default=10.0, ge=0.0)
 

@@ -9,7 +9,9 @@ timeouts, malformed answers) leaves the rotation for ``cooldown_s`` seconds. Whe
 cool-down is over it is tried again; one more failure sends it straight back, one success
 restores it fully. While every endpoint is cooling down, ``acquire`` waits for the first one
 to come back (a server restart must not fail the requests in flight); ``choose`` raises
-``AllEndpointsDown`` for callers that prefer to fail at once.
+``AllEndpointsDown`` for callers that prefer to fail at once. ``outage_s`` says how long
+every endpoint that used to answer has been failing, so callers can keep retrying through a
+restart and still give up on a URL that never worked.
 
 Credentials in a base URL (``http://user:pw@host``) are taken out of it: ``Endpoint.base_url``
 never contains them (so no message can show them), ``Endpoint.user``/``password`` carry them.
@@ -67,6 +69,8 @@ class Endpoint:
     last_error: str | None = None
     requests: int = 0
     failures: int = 0
+    successes: int = 0
+    failing_since: float = 0.0  # when the current run of failures began
     semaphore: asyncio.Semaphore = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -161,7 +165,20 @@ class EndpointPool:
         finally:
             endpoint.in_flight -= 1
 
+    def outage_s(self) -> float | None:
+        """Seconds since every endpoint that ever answered began failing.
+
+        Returns:
+            ``None`` while one of them is healthy, or when none has ever answered (a wrong URL
+            is not an outage to wait out).
+        """
+        known = [endpoint for endpoint in self.endpoints if endpoint.successes]
+        if not known or any(endpoint.consecutive_failures == 0 for endpoint in known):
+            return None
+        return time.monotonic() - max(endpoint.failing_since for endpoint in known)
+
     def record_success(self, endpoint: Endpoint) -> None:
+        endpoint.successes += 1
         if endpoint.consecutive_failures or endpoint.down_until:
             endpoint.consecutive_failures = 0
             endpoint.down_until = 0.0
@@ -169,6 +186,8 @@ class EndpointPool:
 
     def record_failure(self, endpoint: Endpoint, error: str) -> None:
         endpoint.failures += 1
+        if endpoint.consecutive_failures == 0:
+            endpoint.failing_since = time.monotonic()
         endpoint.consecutive_failures += 1
         endpoint.last_error = error
         if endpoint.consecutive_failures >= self.failure_threshold:

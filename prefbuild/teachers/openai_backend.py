@@ -17,8 +17,10 @@ the first attempt never enters the retry loop.
 Failures that can heal are retried with exponential backoff and jitter: connection errors,
 timeouts, answers cut off mid-body, HTTP 408/409/429/5xx and HTTP 200 answers that are not
 a valid chat completion. While every endpoint is cooling down, a retry waits for one to
-come back instead of failing, and waiting does not use up attempts, so the defaults ride
-out a server restart of a minute or more (about 90 s). Anything else (an unknown model, a bad regex)
+come back instead of failing, and waiting does not use up attempts. Once a server has
+answered, its outage is ridden out for up to ``max_outage_s`` (10 minutes by default:
+a vLLM restart, model loading included) whatever the attempts; a URL that never answered
+fails after ``max_attempts`` (about 90 s with the defaults). Anything else (an unknown model, a bad regex)
 fails at once with the server's own message. ``timeout_s`` bounds each HTTP attempt in
 total, from connecting to the last byte of the answer.
 
@@ -113,9 +115,11 @@ class PayloadEncoder:
 
     An episode's history grows by a turn or two per step and is sent whole each time; the
     rollout passes the same ``Message`` objects again, so each is serialised once per
-    episode. A cached entry is used only while the message's fields are the very objects
-    it was made from (a field assigned anew is serialised again). The caches are dropped
-    whole when they reach ``max_entries``.
+    episode, and the bytes of an episode's previous list are extended by the new turns only
+    (identity comparisons, no per-message work for the shared prefix). Messages are treated
+    as immutable once sent: a message's cached bytes are reused while its ``content`` and
+    ``tool_calls`` are the very objects they were made from. The caches are dropped whole
+    when they reach ``max_entries`` (4,096 episode histories).
 
     Example:
         >>> from prefbuild.records import Message
@@ -129,22 +133,24 @@ class PayloadEncoder:
         self.model = model
         self.max_entries = max_entries
         self._head = b'{"model":' + _dumps(model).encode() + b',"messages":['
-        self._messages: dict[int, tuple[Message, tuple[Any, ...], bytes]] = {}
+        self._messages: dict[int, tuple[Message, str, Any, bytes]] = {}
         self._options: dict[tuple[int, int, int | None, int], tuple[Sampling, Any, bytes]] = {}
+        self._histories: dict[int, tuple[list[Message], bytes]] = {}
 
     def message(self, message: Message) -> bytes:
         """The JSON bytes of one message (cached)."""
-        key = id(message)
-        fields = tuple(message.__dict__.values())
-        cached = self._messages.get(key)
-        if cached is not None and cached[0] is message and all(
-            a is b for a, b in zip(cached[1], fields, strict=True)
+        cached = self._messages.get(id(message))
+        if (
+            cached is not None
+            and cached[0] is message
+            and cached[1] is message.content
+            and cached[2] is message.tool_calls
         ):
-            return cached[2]
+            return cached[3]
         encoded = _dumps(_message_dict(message)).encode()
         if len(self._messages) >= self.max_entries:
             self._messages.clear()
-        self._messages[key] = (message, fields, encoded)
+        self._messages[id(message)] = (message, message.content, message.tool_calls, encoded)
         return encoded
 
     def _options_bytes(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
@@ -161,10 +167,33 @@ class PayloadEncoder:
         self._options[key] = (request.sampling, request.tools, encoded)
         return encoded
 
+    def messages(self, messages: Sequence[Message]) -> bytes:
+        """The JSON array items of a message list, extending the bytes of the same episode's last list."""
+        if not messages:
+            return b""
+        first = messages[0]
+        cached = self._histories.get(id(first))
+        if cached is not None and cached[0][0] is first and len(cached[0]) <= len(messages):
+            known, joined = cached
+            # C-speed list comparison: identical objects compare equal without looking inside.
+            if list(messages[: len(known)]) == known:
+                tail = messages[len(known) :]
+                if tail:
+                    joined = b",".join([joined, *(self.message(message) for message in tail)])
+                self._remember(messages, joined)
+                return joined
+        joined = b",".join([self.message(message) for message in messages])
+        self._remember(messages, joined)
+        return joined
+
+    def _remember(self, messages: Sequence[Message], joined: bytes) -> None:
+        if len(self._histories) >= 4096:
+            self._histories.clear()
+        self._histories[id(messages[0])] = (list(messages), joined)
+
     def encode(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
         """The UTF-8 JSON body of one request: equal to ``json.dumps(build_payload(...))`` once parsed."""
-        messages = b",".join([self.message(message) for message in request.messages])
-        return b"".join((self._head, messages, self._options_bytes(request, n, seed)))
+        return b"".join((self._head, self.messages(request.messages), self._options_bytes(request, n, seed)))
 
 
 def _split_tokens(total: int, texts: Sequence[str]) -> list[int]:
@@ -248,6 +277,9 @@ class OpenAITeacher(Teacher):
         concurrency: Requests in flight per endpoint.
         timeout_s: The total deadline of one HTTP attempt, connection to last byte.
         max_attempts: HTTP attempts per request (waiting for a cooling endpoint is not one).
+        max_outage_s: Beyond ``max_attempts``, keep retrying while every endpoint that used to
+            answer has been failing for less than this (a server restart); a URL that never
+            answered gets ``max_attempts`` only.
         initial_backoff_s, max_backoff_s: Exponential backoff between attempts (plus jitter).
         cooldown_s, failure_threshold: An endpoint failing ``failure_threshold`` times in a row
             leaves the rotation for ``cooldown_s``.
@@ -271,6 +303,7 @@ class OpenAITeacher(Teacher):
         concurrency: int = 8,
         timeout_s: float = 300.0,
         max_attempts: int = 12,
+        max_outage_s: float = 600.0,
         initial_backoff_s: float = 0.5,
         max_backoff_s: float = 10.0,
         cooldown_s: float = 5.0,
@@ -289,6 +322,7 @@ class OpenAITeacher(Teacher):
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
         self.max_attempts = max(1, max_attempts)
+        self.max_outage_s = max_outage_s
         self.initial_backoff_s = initial_backoff_s
         self.max_backoff_s = max_backoff_s
         self.default_sampling = default_sampling or Sampling()
@@ -375,7 +409,7 @@ class OpenAITeacher(Teacher):
 
     def _backoff(self, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (1, 2...): exponential, capped, plus jitter."""
-        return min(self.max_backoff_s, self.initial_backoff_s * 2 ** (retry - 1)) + random.uniform(
+        return min(self.max_backoff_s, self.initial_backoff_s * 2 ** min(retry - 1, 30)) + random.uniform(
             0, self.initial_backoff_s
         )
 
@@ -386,15 +420,21 @@ class OpenAITeacher(Teacher):
             return await self._attempt(body, failed_on)  # the hot path: no retry machinery
         except _Retryable as error:
             last_error = error
-        for retry in range(1, self.max_attempts):
-            await asyncio.sleep(self._backoff(retry))
+        attempts = 1
+        while True:
+            outage = self.pool.outage_s()
+            if attempts >= self.max_attempts and (outage is None or outage >= self.max_outage_s):
+                break
+            await asyncio.sleep(self._backoff(attempts))
+            attempts += 1
             try:
                 return await self._attempt(body, failed_on)
             except _Retryable as error:
                 last_error = error
+        during = f" and an outage of {outage:.0f}s" if outage is not None else ""
         raise TeacherError(
             mask(
-                f"teacher model {self.model!r}: request failed after {self.max_attempts} attempts; "
+                f"teacher model {self.model!r}: request failed after {attempts} attempts{during}; "
                 f"last error: {last_error}; endpoints: {self.pool.describe()}"
             )
         )

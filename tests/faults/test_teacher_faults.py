@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
+import socket
 
 import pytest
 
@@ -147,3 +149,53 @@ def test_an_error_body_that_echoes_the_api_key_is_masked(fault_server: FaultServ
     assert "invalid credentials: Bearer ***" in message and key not in message
     assert all(key not in record.getMessage() for record in caplog.records)
     assert fault_server.served[0].headers["authorization"] == f"Bearer {key}"  # the server did see it
+
+
+def outage(max_outage_s: float, back_after_s: float | None) -> tuple[list[list[Completion]] | BaseException, int]:
+    """A server answers once, goes away, and (maybe) comes back on its port after ``back_after_s``."""
+    first = FaultServer().start()
+    port = first.port
+    restarted: list[FaultServer] = []
+    teacher = OpenAITeacher(first.model, first.base_url, max_attempts=2, max_outage_s=max_outage_s,
+                            initial_backoff_s=0.05, max_backoff_s=0.2, cooldown_s=0.2)
+
+    async def go() -> list[list[Completion]]:
+        async with teacher:
+            await teacher.complete(ask("before"))
+            first.stop()
+            pending = asyncio.gather(*(teacher.complete(ask(str(index))) for index in range(4)))
+            if back_after_s is not None:
+                await asyncio.sleep(back_after_s)
+                restarted.append(FaultServer(port).start())
+            return await pending
+
+    try:
+        return asyncio.run(asyncio.wait_for(go(), 30)), sum(len(server.served) for server in restarted)
+    except TeacherError as error:
+        return error, 0
+    finally:
+        for server in restarted:
+            server.stop()
+
+
+def test_an_outage_of_a_server_that_answered_is_waited_out_beyond_the_attempts():
+    # Two attempts are used up within a second; the outage budget keeps the requests alive.
+    results, served = outage(max_outage_s=20, back_after_s=2.5)
+    assert not isinstance(results, BaseException), results
+    assert [result[0].text for result in results] == [f"echo 0: {index}" for index in range(4)]
+    assert served == 4
+
+
+def test_an_outage_beyond_its_budget_ends_in_one_error_naming_it():
+    error, _ = outage(max_outage_s=1.0, back_after_s=None)
+    assert isinstance(error, TeacherError)
+    assert re.search(r"request failed after \d+ attempts and an outage of [12]s", str(error)), str(error)
+
+
+def test_a_url_that_never_answered_gets_only_its_attempts():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    teacher = OpenAITeacher("m", f"http://127.0.0.1:{port}", max_attempts=3, max_outage_s=600, **FAST)
+    with pytest.raises(TeacherError, match=r"failed after 3 attempts; last error: .*Cannot connect"):
+        complete(teacher, [ask()], bound_s=15)

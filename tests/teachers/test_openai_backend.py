@@ -216,7 +216,7 @@ def test_every_endpoint_down_is_said_clearly():
 def test_killed_server_gives_bounded_retries_then_a_restarted_server_is_used_again():
     server = FakeOpenAIServer().start()
     port = server.port
-    teacher = OpenAITeacher("fake-model", server.base_url, cooldown_s=0.3, **FAST_RETRIES)
+    teacher = OpenAITeacher("fake-model", server.base_url, cooldown_s=0.3, max_outage_s=0, **FAST_RETRIES)
 
     async def go():
         async with teacher:
