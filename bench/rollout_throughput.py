@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prefbuild.generate import generate
 from prefbuild.recipe import load_recipe
+from prefbuild.rollout.generate import generate
 
 
 def scripted(tasks: int, max_steps: int) -> None:
@@ -43,7 +43,7 @@ def scripted(tasks: int, max_steps: int) -> None:
 
 
 def vllm_comparison(tasks: int, max_steps: int, max_tokens: int) -> None:
-    from prefbuild.models import ensure_embedded_model
+    from prefbuild.teachers.embedded import ensure_embedded_model
     from prefbuild.teachers.vllm_launcher import VllmServer
 
     model = ensure_embedded_model()

@@ -117,7 +117,7 @@ def main(base_url: str | None, model: str | None, requests: int, max_tokens: int
     if base_url:
         asyncio.run(bench(base_url.rstrip("/"), model or "default", requests, max_tokens))
         return
-    from prefbuild.models import EMBEDDED_MODEL_NAME, ensure_embedded_model
+    from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, ensure_embedded_model
     from prefbuild.teachers.vllm_launcher import VllmServer
 
     with VllmServer(ensure_embedded_model(), served_model_name=EMBEDDED_MODEL_NAME) as server:

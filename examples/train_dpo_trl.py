@@ -69,8 +69,8 @@ def _converted(files: list[Path]) -> Any:
     from datasets import Dataset
 
     from prefbuild.exports import to_rows
+    from prefbuild.io.jsonl import read_records
     from prefbuild.records import Pair
-    from prefbuild.store import read_records
 
     rows = [row for f in files for row in to_rows(read_records(f, Pair), "trl")]
     return Dataset.from_list(rows)
@@ -95,7 +95,7 @@ def train(
     from trl import DPOConfig, DPOTrainer
 
     if model is None:
-        from prefbuild.models import ensure_embedded_model
+        from prefbuild.teachers.embedded import ensure_embedded_model
 
         model = str(ensure_embedded_model())
     cpu = not torch.cuda.is_available() if use_cpu is None else use_cpu

@@ -20,22 +20,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from prefbuild.errors import LocatedError, plain_message
 from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, parse_teacher_config
 
 
-class RecipeError(ValueError):
+class RecipeError(LocatedError):
     """A bad recipe: where (file and line, or ``--set``) and which field, and what is wrong."""
-
-    def __init__(self, source: str, line: int | None, field: str, message: str) -> None:
-        self.source = source
-        self.line = line
-        self.field = field
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.source}:{self.line}" if self.line else self.source
-        return f"{where} {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 class Section(BaseModel):
@@ -76,12 +66,20 @@ class PairsConfig(Section):
     test_fraction: float = Field(default=0.1, ge=0, lt=1)
 
 
-ExportFormat = Literal["trl", "roundwise", "llamafactory", "swift", "sft"]
-
-
 class OutputConfig(Section):
     dir: str | None = Field(default=None, description="Run directory; default runs/<recipe name>.")
-    formats: list[ExportFormat] = Field(default_factory=lambda: ["trl"])
+    formats: list[str] = Field(default_factory=lambda: ["trl"], description="Registered export format names.")
+
+    @field_validator("formats")
+    @classmethod
+    def _registered_formats(cls, formats: list[str]) -> list[str]:
+        from prefbuild import registry
+
+        known = registry.names("exports")
+        for name in formats:
+            if name not in known:
+                raise ValueError(f"unknown export format {name!r}; known: {', '.join(known)}")
+        return formats
 
 
 class PublishConfig(Section):
@@ -214,15 +212,35 @@ def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
     return tuple(part for part in key.strip().split(".")), value
 
 
+def _env_section(node: Any, name: str) -> dict[str, Any] | None:
+    """The env section named ``name`` (``--set env.sql.options.data_file=...``), in a list of
+    sections or as the single section; None when ``name`` is a field, not an env name."""
+    sections = node if isinstance(node, list) else [node] if isinstance(node, dict) else []
+    if isinstance(node, dict) and name in node:
+        return None
+    matches = [section for section in sections if isinstance(section, dict) and section.get("name") == name]
+    if len(matches) > 1:
+        raise RecipeError("--set", None, f"env.{name}", "several env sections have this name; use its index")
+    return matches[0] if matches else None
+
+
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple[str, ...]]:
-    """Apply ``--set`` overrides in place; returns the overridden paths (for error locations)."""
+    """Apply ``--set`` overrides in place; returns the overridden paths (for error locations).
+
+    An env section is addressed by index (``env.1.num_tasks=5``) or by its env name
+    (``env.sql.options.data_file=dev.jsonl``), whether ``env`` is one section or a list.
+    """
     touched: set[tuple[str, ...]] = set()
     for text in overrides:
         path, value = parse_override(text)
         node: Any = data
-        for part in path[:-1]:
+        for depth, part in enumerate(path[:-1]):
             if isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
+                continue
+            named = _env_section(node, part) if depth == 1 and path[0] == "env" else None
+            if named is not None:
+                node = named
                 continue
             if not isinstance(node, dict):
                 raise RecipeError("--set", None, ".".join(path), f"cannot set inside a {type(node).__name__}")
@@ -241,9 +259,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
 def _humanise(error: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field (check the spelling; see schemas/recipe.schema.json)"
-    if error["type"] == "missing":
-        return "required field is missing"
-    return str(error["msg"])
+    return plain_message(error)
 
 
 class LoadedRecipe(BaseModel):
@@ -328,8 +344,8 @@ def load_recipe(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
 
 
 def bundled_recipes() -> dict[str, Path]:
-    """Recipes shipped in ``recipes/`` (from a source checkout) by name."""
-    folder = Path(__file__).resolve().parent.parent / "recipes"
+    """Recipes shipped inside the package (``prefbuild/recipes/``) by name."""
+    folder = Path(__file__).resolve().parent / "recipes"
     if not folder.is_dir():
         return {}
     return {path.stem: path for path in sorted(folder.glob("*.yaml"))}

@@ -10,10 +10,11 @@ JSON Schemas of these models are generated into ``schemas/`` by ``prefbuild sche
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from prefbuild import __version__
 
@@ -27,7 +28,11 @@ class Record(BaseModel):
 
 
 class FailureMode(StrEnum):
-    """Every kind of rejected behaviour prefbuild can label. One enum for all envs."""
+    """The built-in failure modes (names and meaning are stable).
+
+    Failure modes are *registered names*, not a closed set: a plug-in labeler adds a mode by
+    declaring it as its ``mode`` (see ``failure_modes``). Records store plain strings.
+    """
 
     loop = "loop"
     premature_success = "premature_success"
@@ -39,6 +44,51 @@ class FailureMode(StrEnum):
     wrong_answer = "wrong_answer"
     overlong = "overlong"
     task_failure = "task_failure"
+
+
+_MODE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def failure_modes() -> set[str]:
+    """Every registered failure mode: the built-ins plus the modes plug-in labelers declare.
+
+    Returns:
+        The set of names a ``Label.mode`` or ``Pair.reason`` may take.
+
+    Example:
+        >>> "loop" in failure_modes()
+        True
+    """
+    from prefbuild import registry
+
+    found = {mode.value for mode in FailureMode}
+    for cls in registry.load_all("labelers").values():
+        declared = getattr(cls, "mode", None)
+        if isinstance(declared, str):
+            found.add(str(declared))
+    return found
+
+
+def _registered_mode(name: str) -> str:
+    if name in _BUILTIN_MODES:
+        return name
+    if not _MODE_NAME.match(name):
+        raise ValueError(f"failure mode {name!r} must be a snake_case name")
+    if name not in failure_modes():
+        raise ValueError(f"unknown failure mode {name!r}; registered: {', '.join(sorted(failure_modes()))}")
+    return name
+
+
+_BUILTIN_MODES = frozenset(mode.value for mode in FailureMode)
+FailureModeName = Annotated[
+    str,
+    AfterValidator(_registered_mode),
+    Field(
+        description="A registered failure mode: a built-in (" + ", ".join(sorted(_BUILTIN_MODES)) + ") or one a "
+        "plug-in labeler declares.",
+        examples=sorted(_BUILTIN_MODES),
+    ),
+]
 
 
 class Role(StrEnum):
@@ -106,7 +156,7 @@ class UsageTotals(Record):
 class Label(Record):
     """One piece of rejected behaviour found by a labeler, with evidence a human can check."""
 
-    mode: FailureMode
+    mode: FailureModeName
     step: int = Field(ge=0)
     confidence: float = Field(ge=0.0, le=1.0)
     evidence: str = Field(min_length=1)
@@ -114,15 +164,20 @@ class Label(Record):
 
 
 class SqlFacts(Record):
-    """What one SQL statement did, as the env (or an importer that can infer it) saw it."""
+    """What one turn of a SQL episode did, as the env saw it (or an importer could infer it)."""
 
-    kind: Literal["select", "insert", "update", "delete", "ddl", "other"] | None = Field(
-        default=None, description="Statement kind of the executed SQL; None when no SQL ran (an answer turn)."
+    turn: Literal["operation", "answer", "invalid"] | None = Field(
+        default=None, description="An SQL operation, the final answer, or a turn in neither form."
     )
+    statement: str | None = Field(default=None, description="Kind of the executed statement (query, mutation, ...).")
     executed: str | None = Field(default=None, description="The SQL actually sent to the database.")
     error: str | None = Field(default=None, description="The database error text; None when it ran cleanly.")
     mutated: bool | None = Field(default=None, description="Did the statement change a table; None = unknown.")
-    answer: list[str] | None = Field(default=None, description="The final answer submitted at this step, if any.")
+    answer: str | None = Field(default=None, description="The final answer submitted at this turn, if any.")
+    expected: list[str] | str | None = Field(
+        default=None, description="What the grader expected: the label (queries) or the table hash (mutations)."
+    )
+    table_hash: str | None = Field(default=None, description="Hash of the final table, for mutation items.")
 
 
 class ToolCallFacts(Record):
@@ -155,6 +210,10 @@ class StepFacts(Record):
     admissible: list[str] | None = Field(default=None, description="Commands the env accepted before this step.")
     final: bool = Field(default=False, description="The turn declared the episode finished (answer, 'succeeded').")
     problems: list[str] = Field(default_factory=list, description="What the parser found wrong with the output.")
+    simulated: str | None = Field(
+        default=None, description="The behaviour a simulated teacher played at this step (ground truth for "
+        "labeler evaluation); None for real model output."
+    )
     stop: str | None = Field(default=None, description="Why the episode stopped at this step, if it did.")
     finish_reason: str | None = Field(default=None, description="The teacher's finish reason ('stop', 'length').")
     progress: float | None = Field(default=None, ge=0.0, le=1.0, description="Fraction of the task done after it.")
@@ -213,6 +272,9 @@ class EnvInfo(Record):
     name: str
     dialect: str | None = None
     protocol: str
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="The env options the episode ran with (secrets masked), for replay."
+    )
 
 
 class TeacherInfo(Record):
@@ -293,7 +355,7 @@ class Pair(Record):
     prompt: list[Message] = Field(min_length=1)
     chosen: list[Message] = Field(min_length=1)
     rejected: list[Message] = Field(min_length=1)
-    reason: FailureMode | None = None
+    reason: FailureModeName | None = None
     evidence: str | None = None
     source: PairSource
     scores: dict[str, float] | None = None
@@ -346,11 +408,21 @@ def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
 
     The prefix (system prompt, few-shot turns) is followed by one observation turn and one
     assistant turn per earlier step, then the observation of ``step_index``. Protocols that
-    truncate history record the visible window in ``Step.info['history_start']``.
+    truncate history record the visible window in ``Step.facts.history_start``.
+
+    Args:
+        trajectory: a recorded episode.
+        step_index: the step whose prompt to rebuild.
+
+    Returns:
+        The message list, byte for byte what the teacher received.
+
+    Example:
+        >>> # prompt_messages(trajectory, 3)[-1].content == trajectory.steps[3].observation
     """
     if not 0 <= step_index < len(trajectory.steps):
         raise IndexError(f"trajectory {trajectory.id} has no step {step_index}")
-    start = int(trajectory.steps[step_index].info.get("history_start", 0))
+    start = trajectory.steps[step_index].facts.history_start
     messages = list(trajectory.messages)
     for step in trajectory.steps[start:step_index]:
         shown = step.observation if step.observation_in_history is None else step.observation_in_history

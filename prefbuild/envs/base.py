@@ -7,7 +7,6 @@ drives. Third-party envs register through the ``prefbuild.envs`` entry point.
 
 from __future__ import annotations
 
-import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,22 +25,27 @@ class EnvTask:
 
 @dataclass(frozen=True)
 class StepResult:
-    """What ``Env.step`` returns: the Gymnasium 4-tuple plus a typed ``valid`` flag."""
+    """What ``Env.step`` returns: the Gymnasium 4-tuple plus typed facts.
+
+    ``valid`` says whether the env accepted the action (None: it cannot tell); ``facts`` carry
+    what labelers rely on (won, executed SQL, tool calls, progress). ``info`` is for display
+    extras only: nothing downstream reads it for decisions.
+    """
 
     observation: str
     reward: float
     done: bool
     info: dict[str, Any] = field(default_factory=dict)
-    # Typed facts for labelers (won, executed SQL, tool calls, progress...); see records.StepFacts.
     facts: StepFacts | None = None
+    valid: bool | None = None
+    # Tool envs answer with messages: one ``tool`` message per call (with ``tool_call_id``),
+    # optionally followed by a ``user`` turn (tau2's simulated user). ``observation`` then holds
+    # their text joined for display; None means the reply is the single turn ``observation``.
+    messages: list[Message] | None = None
 
     @property
     def won(self) -> bool:
-        return bool(self.info.get("won", False))
-
-    @property
-    def valid(self) -> bool | None:
-        return self.info.get("valid")
+        return bool(self.facts is not None and self.facts.won)
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,17 @@ class Protocol(ABC):
 
 
 class Env(ABC):
-    """A text environment. One instance plays one episode at a time; create one per episode."""
+    """A text environment. One instance plays one episode at a time; create one per episode.
+
+    Example:
+        >>> from prefbuild.envs import make_env
+        >>> env = make_env("household")
+        >>> task = next(env.tasks("train", 1, seed=0))
+        >>> observation, info = env.reset(task)
+        >>> result = env.step(env.expert_action())
+        >>> result.valid, result.done
+        (True, False)
+    """
 
     name: ClassVar[str]
     dialects: ClassVar[tuple[str, ...]] = ()
@@ -152,15 +166,39 @@ class Env(ABC):
     def tasks(
         self, split: str, n: int, seed: int, task_types: Sequence[str] | None = None
     ) -> Iterator[EnvTask]:
-        """Deterministic: the same (split, n, seed, task_types) yields the same tasks."""
+        """The first ``n`` tasks of ``split``, generated lazily.
+
+        Args:
+            split: a task split (``train``, ``test``, an env-specific one).
+            n: how many tasks.
+            seed: the recipe seed; the same arguments always yield the same tasks.
+            task_types: only these task types, where the env has several.
+
+        Returns:
+            An iterator of ``EnvTask``; build each task only when it is asked for.
+        """
 
     @abstractmethod
     def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
-        """Start an episode; returns the first observation and info."""
+        """Start an episode on ``task``.
+
+        Args:
+            task: one of this env's tasks.
+
+        Returns:
+            The first observation and a dict of display extras.
+        """
 
     @abstractmethod
     def step(self, action: str) -> StepResult:
-        """Apply one action; never raises on any action string."""
+        """Apply one action; never raises on any action string.
+
+        Args:
+            action: the command (the protocol's parsed action, as the harness executes it).
+
+        Returns:
+            A ``StepResult``: the reply, reward, done, validity and typed ``StepFacts``.
+        """
 
     def expert_action(self) -> str | None:
         """A good next action from the current state, or None where the env has no oracle."""
@@ -168,15 +206,6 @@ class Env(ABC):
 
     def admissible_actions(self) -> list[str] | None:
         """Every command the env accepts now, or None where the env cannot enumerate them."""
-        return None
-
-    def failure_action(self, mode: str, rng: random.Random) -> str | None:
-        """An action from the current state that shows failure ``mode`` (a ``FailureMode`` value).
-
-        Used by the scripted teacher to simulate bad behaviour the env understands (an
-        implausible search location, a hallucinated object, a premature finish). None where
-        the env cannot produce one from this state.
-        """
         return None
 
     def progress(self) -> float | None:

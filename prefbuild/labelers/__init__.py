@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
+from prefbuild import registry
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.format_violation import FormatViolationLabeler
 from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
@@ -48,37 +47,14 @@ BUILTIN_LABELERS: dict[str, type[Labeler]] = {
 }
 
 
-def _sql_labelers() -> dict[str, type[Labeler]]:
-    try:
-        module = import_module("prefbuild.labelers.sql_labelers")
-    except ImportError:
-        return {}
-    return dict(getattr(module, "SQL_LABELERS", {}))
-
-
-def _registry_key(key: str, cls: type[Labeler], taken: Mapping[str, type[Labeler]]) -> str:
-    """A labeler whose key is taken (the SQL ``loop``) is listed under its own ``name`` (``sql_loop``)."""
-    if key not in taken or taken[key] is cls:
-        return key
-    name = getattr(cls, "name", key)
-    return name if name not in taken else f"{cls.__module__}.{cls.__qualname__}"
-
-
 def available_labelers() -> dict[str, type[Labeler]]:
-    """Every labeler by registry name: built-ins, then SQL ones, then ``prefbuild.labelers`` entry points."""
-    found: dict[str, type[Labeler]] = dict(BUILTIN_LABELERS)
-    for key, cls in _sql_labelers().items():
-        found[_registry_key(key, cls, found)] = cls
-    for entry in entry_points(group="prefbuild.labelers"):
-        try:
-            cls = entry.load()
-        except Exception as error:  # a broken plug-in must not hide the built-ins
-            logger.warning("labeler plug-in %r could not be loaded: %s", entry.name, error)
-            continue
+    """Every labeler by registry name: built-ins (generic and env-specific) then plug-ins."""
+    found: dict[str, type[Labeler]] = {}
+    for name, cls in registry.load_all("labelers").items():
         if isinstance(cls, type) and issubclass(cls, Labeler):
-            found[_registry_key(entry.name, cls, found)] = cls
+            found[name] = cls
         else:
-            logger.warning("labeler plug-in %r is not a Labeler subclass", entry.name)
+            logger.warning("labeler plug-in %r is not a Labeler subclass", name)
     return found
 
 
@@ -164,7 +140,7 @@ def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Tra
                     f"labeler {labeler.tag} labelled step {label.step} of trajectory {trajectory.id!r}, "
                     f"which has {len(trajectory.steps)} steps"
                 )
-            key = (label.mode.value, label.step, label.labeler)
+            key = (label.mode, label.step, label.labeler)
             if key not in seen:
                 seen.add(key)
                 by_step[label.step].append(label)

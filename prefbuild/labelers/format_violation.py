@@ -4,7 +4,7 @@ The protocol parser is the judge (no action line, several, a wrong tag, a missin
 required ``Thought:``, a markdown fence where the protocol has none, text outside the
 tags): rollouts and the external-log importers record its verdict in ``Step.format_ok``,
 the tolerances it applied in ``Step.normalized`` and its complaints in
-``Step.info['problems']``. This labeler reports them; with ``reparse`` it parses every
+``Step.facts.problems``. This labeler reports them; with ``reparse`` it parses every
 turn again with the env's current protocol, for trajectories written by an older or a
 more lenient parser.
 """
@@ -14,17 +14,19 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import ClassVar
 
-from prefbuild.envs import get_protocol
+from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
-from prefbuild.labelers.common import ConfiguredLabeler
+from prefbuild.errors import PrefbuildError
+from prefbuild.labelers.base import Labeler
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 
 @lru_cache(maxsize=32)
 def _protocol(env: str, name: str) -> Protocol | None:
     try:
-        return get_protocol(env, name)
-    except (KeyError, ImportError, TypeError, ValueError):  # not loadable here: judge by the recorded verdict
+        return cached_protocol(env, name)
+    except (KeyError, ImportError, TypeError, ValueError, PrefbuildError):
+        # Not loadable here: judge by the recorded verdict.
         return None
 
 
@@ -36,11 +38,11 @@ def reparse(trajectory: Trajectory, step: Step) -> ParsedOutput | None:
     return protocol.parse(step.raw_output)
 
 
-class FormatViolationLabeler(ConfiguredLabeler):
+class FormatViolationLabeler(Labeler):
     """Labels turns whose text the env protocol did not accept exactly as written."""
 
     name: ClassVar[str] = "format_violation"
-    mode: ClassVar[FailureMode] = FailureMode.format_violation
+    mode: ClassVar[str] = FailureMode.format_violation.value
     version: ClassVar[int] = 1
     defaults: ClassVar[dict[str, object]] = {
         "reparse": False,  # parse every turn again with the env's current protocol
@@ -58,7 +60,7 @@ class FormatViolationLabeler(ConfiguredLabeler):
     def _step(self, trajectory: Trajectory, step: Step) -> Label | None:
         format_ok = step.format_ok
         normalized = list(step.normalized)
-        recorded = step.info.get("problems")
+        recorded = step.facts.problems
         problems = [str(p) for p in recorded] if isinstance(recorded, list) else []
         parsed = reparse(trajectory, step) if (self.config["reparse"] or not format_ok) and not problems else None
         if parsed is not None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from prefbuild.envs.household.priors import is_plausible
-from prefbuild.labelers.common import ConfiguredLabeler
-from prefbuild.labelers.household import (
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.household_text import (
     command_target,
     entity_type,
     held_after,
@@ -27,11 +27,11 @@ from prefbuild.records import FailureMode, Label, Trajectory
 _LAMPS = ("desklamp", "floorlamp")
 
 
-class ImplausibleLocationLabeler(ConfiguredLabeler):
+class ImplausibleLocationLabeler(Labeler):
     """Labels exploratory moves to receptacle types that cannot contain the goal object."""
 
     name: ClassVar[str] = "implausible_location"
-    mode: ClassVar[FailureMode] = FailureMode.implausible_location
+    mode: ClassVar[str] = FailureMode.implausible_location.value
     version: ClassVar[int] = 1
     envs: ClassVar[tuple[str, ...]] = ("household",)
     defaults: ClassVar[dict[str, object]] = {

@@ -6,7 +6,7 @@ snaps an inadmissible command to the closest admissible one by BLEU, so the env 
 "Nothing happens." and a hallucinated ``take knife 3 from drawer 9`` runs as some other
 command. Hence three more checks on what the agent *wrote*:
 
-* it differs from the command the harness executed (``info['executed_action']``);
+* it differs from the command the harness executed (``facts.executed_action``);
 * it is not among the admissible commands, where they were recorded;
 * it names an object or receptacle the agent has never been shown, or uses an object it
   does not hold (``put``/``heat``/``cool``/``clean``/``examine`` of something not in hand).
@@ -22,14 +22,14 @@ from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
-from prefbuild.labelers.common import (
-    ConfiguredLabeler,
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.household_text import entities, entity_type, held_after
+from prefbuild.labelers.text import (
     is_completion_claim,
     is_nothing_happens,
     normalize_action,
     short,
 )
-from prefbuild.labelers.household import entities, entity_type, held_after
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 # Commands whose first object must be in the agent's hand.
@@ -49,11 +49,11 @@ def canonical_command(action: str | None) -> str | None:
     return re.sub(r"^(put [a-z]+ \d+) (?:in|on|into|onto|in/on) ", r"\1 in/on ", text)
 
 
-class InvalidActionLabeler(ConfiguredLabeler):
+class InvalidActionLabeler(Labeler):
     """Labels inadmissible actions, hallucinated names and uses of objects not in hand."""
 
     name: ClassVar[str] = "invalid_action"
-    mode: ClassVar[FailureMode] = FailureMode.invalid_action
+    mode: ClassVar[str] = FailureMode.invalid_action.value
     version: ClassVar[int] = 1
     # SQL statements that fail are labelled by sql_error.
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
@@ -62,9 +62,6 @@ class InvalidActionLabeler(ConfiguredLabeler):
         "not_in_hand": True,
         "executed_mismatch": True,
     }
-
-    def applies_to(self, trajectory: Trajectory) -> bool:
-        return trajectory.env.name not in self.excluded_envs and super().applies_to(trajectory)
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         if not self.applies_to(trajectory):
@@ -96,13 +93,13 @@ class InvalidActionLabeler(ConfiguredLabeler):
             return None
         reasons: list[str] = []
         confidence = 0.0
-        executed = step.info.get("executed_action")
+        executed = step.facts.executed_action
         snapped = (
             self.config["executed_mismatch"]
             and isinstance(executed, str)
             and canonical_command(executed) not in (None, written)
         )
-        admissible = step.info.get("admissible_commands")
+        admissible = step.facts.admissible
         if step.valid is False:
             reasons.append("the env rejected the action")
             confidence = 0.95

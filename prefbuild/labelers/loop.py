@@ -17,15 +17,15 @@ import re
 from collections.abc import Hashable
 from typing import ClassVar
 
-from prefbuild.labelers.common import (
-    ConfiguredLabeler,
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.household_text import entities
+from prefbuild.labelers.text import (
     format_steps,
     is_nothing_happens,
     normalize_action,
     normalize_text,
     short,
 )
-from prefbuild.labelers.household import entities
 from prefbuild.records import FailureMode, Label, Trajectory
 
 # "On the desk 1, you see", "The fridge 1 is open. In it, you see", "The cabinet 2 is closed."
@@ -57,11 +57,11 @@ def _minimal_period(block: list[str | None]) -> int:
     return size
 
 
-class LoopLabeler(ConfiguredLabeler):
+class LoopLabeler(Labeler):
     """Labels steps that repeat the previous ``k``-1 identical actions or replay a cycle of up to ``max_cycle``."""
 
     name: ClassVar[str] = "loop"
-    mode: ClassVar[FailureMode] = FailureMode.loop
+    mode: ClassVar[str] = FailureMode.loop.value
     version: ClassVar[int] = 1
     defaults: ClassVar[dict[str, object]] = {
         "k": 3,  # the same action this many times in a row is a loop

@@ -5,8 +5,10 @@ Three shapes are common in real logs:
 * the action itself is a completion claim ("ACTION: Task succeeded.", "done", "Final
   Answer: ...") at a step that did not win — the episode went on, or ended in failure;
 * the claim is inside the thought right after the env answered "Nothing happens." (the
-  agent did not notice its put or heat failed and narrates success anyway);
-* SQL mutation tasks "answered" although no INSERT/UPDATE/DELETE ever succeeded.
+  agent did not notice its put or heat failed and narrates success anyway).
+
+SQL episodes have their own labeler for this mode (``sql_premature_success``), which
+replaces this one on the ``sql`` env.
 
 Exports that follow the seed round-wise vocabulary call this ``task_succeeded_negative``.
 """
@@ -16,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from prefbuild.labelers.common import (
-    ConfiguredLabeler,
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.text import (
     goal_known_unmet,
     is_completion_claim,
     is_nothing_happens,
@@ -42,13 +44,6 @@ _HEDGES_BEFORE = re.compile(
 )
 _HEDGES_AFTER = re.compile(r"^\W*(?:yet|once|when|after|if|until|unless)\b", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-_MUTATION_TYPES = ("insert", "update", "delete")
-_MUTATION_SQL = re.compile(r"^\s*(?:insert|update|delete|replace)\b", re.IGNORECASE)
-_SQL_BLOCK = re.compile(r"```sql\s*\n(.*?)\n\s*```", re.DOTALL | re.IGNORECASE)
-_SQL_ERROR = re.compile(r"^\s*\d{3,5} \([0-9A-Z]{5}\)|\berror\b", re.IGNORECASE)
-_FINAL_ANSWER = re.compile(r"(?:^|\n)\s*final answer\s*:", re.IGNORECASE)
-
-
 def thought_claim(text: str | None) -> str | None:
     """The sentence of ``text`` that asserts the task is finished, if any."""
     if not text:
@@ -64,40 +59,21 @@ def thought_claim(text: str | None) -> str | None:
     return None
 
 
-def _is_final_answer(step: Step) -> bool:
-    return (
-        bool(step.info.get("final")) or bool(_FINAL_ANSWER.search(step.raw_output)) or is_completion_claim(step.action)
-    )
-
-
-def _statements(step: Step) -> list[str]:
-    found = [block.strip() for block in _SQL_BLOCK.findall(step.raw_output)]
-    executed = step.info.get("executed_sql")
-    if isinstance(executed, str):
-        found.append(executed)
-    if step.action:
-        found.append(step.action.removeprefix("Operation:").strip())
-    return found
-
-
-class PrematureSuccessLabeler(ConfiguredLabeler):
+class PrematureSuccessLabeler(Labeler):
     """Labels the step where the agent claims completion of a goal the env says is not met."""
 
     name: ClassVar[str] = "premature_success"
-    mode: ClassVar[FailureMode] = FailureMode.premature_success
+    mode: ClassVar[str] = FailureMode.premature_success.value
     version: ClassVar[int] = 1
+    # The sql env has its own labeler for this mode (``sql_premature_success``).
+    excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
         "thought_claims": True,  # also claims inside a thought right after "Nothing happens."
-        "sql_mutations": True,  # SQL mutation tasks answered without a successful mutation
         "agent_finished": True,  # the last step of an episode the agent ended without success
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
-        if trajectory.env.name == "sql" or trajectory.task.type.lower() in _MUTATION_TYPES:
-            if self.config["sql_mutations"]:
-                labels.extend(self._sql(trajectory))
-            return labels
         previous_feedback = ""
         last = len(trajectory.steps) - 1
         for step in trajectory.steps:
@@ -135,35 +111,6 @@ class PrematureSuccessLabeler(ConfiguredLabeler):
         ):
             return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
         return None
-
-    def _sql(self, trajectory: Trajectory) -> list[Label]:
-        task_type = trajectory.task.type.lower()
-        goal = trajectory.task.goal.lower()
-        is_mutation = task_type in _MUTATION_TYPES or (
-            not task_type and re.match(r"^\s*(?:insert|update|delete|add|change|modify|remove)\b", goal) is not None
-        )
-        if not is_mutation:
-            return []
-        changed = False
-        for step in trajectory.steps:
-            answered = _is_final_answer(step) and not any(_MUTATION_SQL.match(sql) for sql in _statements(step))
-            if answered:
-                if changed:
-                    return []
-                return [
-                    self.make_label(
-                        step,
-                        0.9,
-                        f"answers the {task_type or 'mutation'} task but no INSERT/UPDATE/DELETE has succeeded "
-                        "(the table was never changed)",
-                    )
-                ]
-            succeeded = (
-                step.valid is not False and not step.info.get("sql_error") and not _SQL_ERROR.search(step.feedback)
-            )
-            if succeeded and any(_MUTATION_SQL.match(sql) for sql in _statements(step)):
-                changed = True
-        return []
 
 
 def _is_think(action: str | None) -> bool:

@@ -20,8 +20,9 @@ from collections import Counter
 from functools import lru_cache
 from typing import ClassVar
 
-from prefbuild.labelers.common import ConfiguredLabeler, normalize_text, short, token_count
+from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
+from prefbuild.labelers.text import normalize_text, short, token_count
 from prefbuild.records import FailureMode, Label, Trajectory
 
 _SENTENCES = re.compile(r"[^.!?。！？\n]+")
@@ -65,11 +66,11 @@ def _spread(words: list[str], gram: tuple[str, ...]) -> int:
     return count
 
 
-class VerboseFillerLabeler(ConfiguredLabeler):
+class VerboseFillerLabeler(Labeler):
     """Labels turns with filler phrases, degenerate repetition, overlong thoughts or several actions."""
 
     name: ClassVar[str] = "verbose_filler"
-    mode: ClassVar[FailureMode] = FailureMode.verbose_filler
+    mode: ClassVar[str] = FailureMode.verbose_filler.value
     version: ClassVar[int] = 1
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt

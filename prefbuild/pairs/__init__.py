@@ -9,15 +9,13 @@ Third-party strategies register through the ``prefbuild.pairs`` entry point.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
+from prefbuild import registry
 from prefbuild.pairs.base import PairStrategy
 from prefbuild.pairs.pipeline import PairCounts, PairReport, build_pairs
 
 __all__ = [
-    "BUILTIN_STRATEGIES",
     "PairCounts",
     "PairReport",
     "PairStrategy",
@@ -27,14 +25,6 @@ __all__ = [
     "get_strategy",
     "needs_teacher",
 ]
-
-# name -> "module:Class"; imported lazily.
-BUILTIN_STRATEGIES: dict[str, str] = {
-    "stepwise": "prefbuild.pairs.stepwise:StepwiseStrategy",
-    "trajectory": "prefbuild.pairs.trajectory:TrajectoryStrategy",
-    "style": "prefbuild.pairs.style:StyleStrategy",
-    "best_of_n": "prefbuild.pairs.best_of_n:BestOfNStrategy",
-}
 
 # Which params switch a strategy to needing a teacher.
 _TEACHER_NEEDED: dict[str, Any] = {
@@ -51,19 +41,12 @@ def needs_teacher(name: str, params: Mapping[str, Any] | None = None) -> bool:
 
 def available_strategies() -> dict[str, str]:
     """Every strategy name with where it comes from (built-in module or entry point)."""
-    found = dict(BUILTIN_STRATEGIES)
-    for entry in entry_points(group="prefbuild.pairs"):
-        found.setdefault(entry.name, entry.value)
-    return found
+    return registry.targets("pairs")
 
 
 def get_strategy(name: str) -> type[PairStrategy]:
-    """The strategy class registered under ``name``; ``KeyError`` lists the known names."""
-    targets = available_strategies()
-    if name not in targets:
-        raise KeyError(f"unknown pair strategy {name!r}; known strategies: {', '.join(sorted(targets))}")
-    module_name, _, attribute = targets[name].partition(":")
-    return getattr(import_module(module_name), attribute)
+    """The strategy class registered under ``name``; ``UnknownPluginError`` lists the known names."""
+    return registry.load("pairs", name)
 
 
 def build_strategy(

@@ -1,25 +1,107 @@
-"""The pair-strategy plug-in contract: labelled trajectories in, preference pairs out.
+"""The pair-strategy plug-in contract: labelled trajectories in, preference pairs out, streaming.
 
-Strategies stream: they take an iterable of trajectories and yield ``Pair`` records, so
-memory stays flat in the number of episodes (strategies that must group by task keep one
-task's trajectories at a time).
+Every strategy, built-in or plug-in, is driven the same way by the pair pipeline, over one
+pass of the trajectory files: ``feed`` for each trajectory, ``finish`` once at the end (for
+strategies that group trajectories, e.g. by task), then ``close``. Memory stays flat in the
+number of episodes: a grouping strategy keeps only what it must (one task's trajectories).
+Candidates that do not become a pair are counted in ``stats`` with a short reason.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from prefbuild.records import Pair, Trajectory
 
 
-class PairStrategy(ABC):
+@dataclass
+class StrategyStats:
+    """What a strategy did with its input: pairs built, candidates dropped or invalid, and why."""
+
+    built: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    invalid: Counter[str] = field(default_factory=Counter)
+
+
+class InvalidPair(ValueError):
+    """A candidate pair the records model refuses; ``why`` is a short countable reason."""
+
+    def __init__(self, why: str, detail: str = "") -> None:
+        self.why = why
+        self.detail = detail
+        super().__init__(f"{why}: {detail}" if detail else why)
+
+
+class PairStrategy:
+    """Turns labelled trajectories into pairs, one trajectory at a time.
+
+    Subclasses implement ``feed`` (pairs from one trajectory, or none yet) and, when they
+    group trajectories, ``finish`` (the pairs held back until the input ends). Pair ids
+    must be stable: derived from content and source, not from order.
+
+    Example:
+        >>> class EveryFailure(PairStrategy):
+        ...     name = "every_failure"
+        ...     def feed(self, trajectory):
+        ...         return iter(())
+        >>> list(EveryFailure().pairs([]))
+        []
+    """
+
     name: ClassVar[str]
 
     def __init__(self, **params: Any) -> None:
         self.params = params
+        self.stats = StrategyStats()
 
-    @abstractmethod
+    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+        """Pairs from ``trajectory`` (possibly none until ``finish``).
+
+        Args:
+            trajectory: one labelled trajectory.
+
+        Returns:
+            An iterator of pairs.
+        """
+        raise NotImplementedError(f"strategy {type(self).__name__} must implement feed()")
+
+    def finish(self) -> Iterator[Pair]:
+        """Pairs held back until the input ends (strategies that group trajectories)."""
+        return iter(())
+
+    def close(self) -> None:
+        """Release resources (a teacher event loop); safe to call twice."""
+
     def pairs(self, trajectories: Iterable[Trajectory]) -> Iterator[Pair]:
-        """Yield pairs; ids must be stable (derived from content and source, not from order)."""
+        """All pairs of ``trajectories``: ``feed`` each, then ``finish``, then ``close``."""
+        try:
+            for trajectory in trajectories:
+                yield from self.feed(trajectory)
+            yield from self.finish()
+        finally:
+            self.close()
+
+    def emit(self, build: Callable[[], Pair]) -> Iterator[Pair]:
+        """Run a pair builder, counting an ``InvalidPair`` in ``stats`` instead of raising it."""
+        try:
+            pair = build()
+        except InvalidPair as error:
+            self.stats.invalid[error.why] += 1
+            return
+        self.stats.built += 1
+        yield pair
+
+    def param(self, name: str, default: Any) -> Any:
+        """The parameter ``name`` from the recipe, or ``default``."""
+        return self.params.get(name, default)
+
+    def check_params(self, known: Iterable[str]) -> None:
+        """Unknown parameters are a user error (a typo must not be silently ignored)."""
+        unknown = sorted(set(self.params) - set(known))
+        if unknown:
+            raise ValueError(
+                f"strategy {self.name!r}: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )

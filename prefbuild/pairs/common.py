@@ -3,53 +3,27 @@
 Why one module: every strategy must produce pairs the same way (stable ids derived from
 content and source, validation through the records model, counted reasons for every
 candidate that did not become a pair), and the pipeline must be able to feed several
-strategies from one pass over a trajectory file. ``IncrementalStrategy`` gives both.
+strategies from one pass over a trajectory file (``PairStrategy.feed``/``finish``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from prefbuild.envs import Protocol, get_env, get_protocol
-from prefbuild.pairs.base import PairStrategy
-from prefbuild.pairs.teaching import TeacherRunner
+from prefbuild.envs import Protocol, cached_protocol
+from prefbuild.errors import describe_validation_error
+from prefbuild.pairs.base import InvalidPair, PairStrategy
+from prefbuild.pairs.teacher_bridge import TeacherRunner
 from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory
 from prefbuild.teachers.base import Sampling
 
 # Labels about the text of a turn, not about the action it performed.
 STYLE_MODES: frozenset[FailureMode] = frozenset({FailureMode.verbose_filler, FailureMode.overlong})
-
-
-class InvalidPair(ValueError):
-    """A candidate pair the records model refuses; ``why`` is a short countable reason."""
-
-    def __init__(self, why: str, detail: str = "") -> None:
-        self.why = why
-        self.detail = detail
-        super().__init__(f"{why}: {detail}" if detail else why)
-
-
-@dataclass
-class StrategyStats:
-    """What a strategy did with its input: pairs built, candidates dropped or invalid, and why."""
-
-    built: int = 0
-    dropped: Counter[str] = field(default_factory=Counter)
-    invalid: Counter[str] = field(default_factory=Counter)
-
-    def merge_into(self, other: StrategyStats) -> None:
-        other.built += self.built
-        other.dropped.update(self.dropped)
-        other.invalid.update(self.invalid)
 
 
 def canonical_json(value: Any) -> str:
@@ -135,35 +109,22 @@ def make_pair(
 
 def why_invalid(error: ValidationError) -> str:
     """A countable reason: the field path and pydantic's message (``pair: chosen and rejected are identical``)."""
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first.get("loc", ())) or "pair"
-    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-    return f"{location}: {message}"
+    location, message = describe_validation_error(error, count_more=False)
+    return f"{'pair' if location == '<record>' else location}: {message}"
 
 
 def primary_label(labels: Iterable[Label], *, exclude: frozenset[FailureMode] = frozenset()) -> Label | None:
-    """The label that names a step's failure: highest confidence, ties broken by enum order."""
-    order = {mode: position for position, mode in enumerate(FailureMode)}
+    """The label that names a step's failure: highest confidence; ties go to the built-in mode
+    listed first, then to plug-in modes by name."""
+    order = {mode.value: position for position, mode in enumerate(FailureMode)}
     candidates = [label for label in labels if label.mode not in exclude]
     if not candidates:
         return None
-    return min(candidates, key=lambda label: (-label.confidence, order[label.mode]))
-
-
-@lru_cache(maxsize=64)
-def protocol_for(env_name: str, protocol_name: str, dialect: str | None = None) -> Protocol:
-    """The protocol a trajectory was played with, so chosen turns are written and parsed the same way.
-
-    The recorded dialect is passed where the protocol takes one, as the rollout does.
-    """
-    protocol_class = get_env(env_name).protocols.get(protocol_name)
-    if dialect is not None and protocol_class is not None and "dialect" in inspect.signature(protocol_class).parameters:
-        return get_protocol(env_name, protocol_name, dialect=dialect)
-    return get_protocol(env_name, protocol_name)
+    return min(candidates, key=lambda label: (-label.confidence, order.get(label.mode, len(order)), label.mode))
 
 
 def trajectory_protocol(trajectory: Trajectory) -> Protocol:
-    return protocol_for(trajectory.env.name, trajectory.env.protocol, trajectory.env.dialect)
+    return cached_protocol(trajectory.env.name, trajectory.env.protocol, trajectory.env.dialect)
 
 
 def same_action(left: str | None, right: str | None) -> bool:
@@ -171,34 +132,18 @@ def same_action(left: str | None, right: str | None) -> bool:
     return left is not None and right is not None and left.strip() == right.strip()
 
 
-class IncrementalStrategy(PairStrategy):
-    """A strategy that can be fed one trajectory at a time.
+class TeacherWriting(PairStrategy):
+    """A strategy whose chosen turn a teacher may write (``stepwise`` with ``chosen: teacher``,
+    ``style`` with ``rewrite: teacher``, ``best_of_n``).
 
-    The pipeline runs several strategies over one pass of a trajectory file: it calls
-    ``feed`` for every trajectory and ``finish`` once at the end. ``pairs`` (the plug-in
-    contract) is the same thing over a whole iterable. Candidates that do not become a
-    pair are counted in ``stats`` with a short reason, never silently lost.
+    The teacher comes in the ``teacher`` parameter; it runs on a private event loop of a
+    ``TeacherRunner`` that ``close()`` stops.
     """
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.stats = StrategyStats()
-
-    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
-        raise NotImplementedError
-
-    def finish(self) -> Iterator[Pair]:
-        """Pairs held back until the input ends (strategies that group trajectories)."""
-        return iter(())
 
     runner: TeacherRunner | None = None
 
     def setup_teacher_writing(self, *, needed: bool, what: str) -> None:
-        """Settings of strategies whose chosen turn the teacher may write (``what`` names the option).
-
-        The teacher itself comes in the ``teacher`` parameter; it is run on a private event
-        loop by a ``TeacherRunner`` that ``close()`` stops.
-        """
+        """Read the teacher-writing settings (``what`` names the option that asks for a teacher)."""
         self.max_attempts = int(self.param("max_attempts", 3))
         self.seed = int(self.param("seed", 0))
         self.max_thought_chars = int(self.param("max_thought_chars", 200))
@@ -211,35 +156,5 @@ class IncrementalStrategy(PairStrategy):
             self.runner = TeacherRunner(teacher)
 
     def close(self) -> None:
-        """Release resources (a teacher event loop); safe to call twice."""
         if self.runner is not None:
             self.runner.close()
-
-    def pairs(self, trajectories: Iterable[Trajectory]) -> Iterator[Pair]:
-        try:
-            for trajectory in trajectories:
-                yield from self.feed(trajectory)
-            yield from self.finish()
-        finally:
-            self.close()
-
-    def emit(self, build: Callable[[], Pair]) -> Iterator[Pair]:
-        """Run a ``make_pair`` call, counting an ``InvalidPair`` instead of raising it."""
-        try:
-            pair = build()
-        except InvalidPair as error:
-            self.stats.invalid[error.why] += 1
-            return
-        self.stats.built += 1
-        yield pair
-
-    def param(self, name: str, default: Any) -> Any:
-        return self.params.get(name, default)
-
-    def check_params(self, known: Iterable[str]) -> None:
-        """Unknown parameters are a user error (a typo must not be silently ignored)."""
-        unknown = sorted(set(self.params) - set(known))
-        if unknown:
-            raise ValueError(
-                f"strategy {self.name!r}: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )

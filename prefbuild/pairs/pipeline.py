@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefbuild.pairs.base import PairStrategy
-from prefbuild.pairs.common import IncrementalStrategy, StrategyStats
 from prefbuild.pairs.postprocess import BottomK, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 
@@ -58,7 +57,7 @@ class PairCounts:
 
 
 def reason_key(pair: Pair) -> str:
-    return pair.reason.value if pair.reason is not None else "none"
+    return pair.reason if pair.reason is not None else "none"
 
 
 class PairReport:
@@ -88,36 +87,18 @@ def _feed_all(
             counts.trajectories += 1
             yield trajectory
 
-    if len(strategies) == 1 and not isinstance(strategies[0], IncrementalStrategy):
-        # A plug-in strategy alone sees the whole stream (it may group trajectories itself).
-        for pair in strategies[0].pairs(counted()):
-            yield [pair]
-        return
     try:
         for trajectory in counted():
-            batch: list[Pair] = []
-            for strategy in strategies:
-                if isinstance(strategy, IncrementalStrategy):
-                    batch.extend(strategy.feed(trajectory))
-                else:  # plug-ins without feed/finish see one trajectory at a time next to others
-                    batch.extend(strategy.pairs([trajectory]))
-            yield batch
-        tail: list[Pair] = []
-        for strategy in strategies:
-            if isinstance(strategy, IncrementalStrategy):
-                tail.extend(strategy.finish())
-        yield tail
+            yield [pair for strategy in strategies for pair in strategy.feed(trajectory)]
+        yield [pair for strategy in strategies for pair in strategy.finish()]
     finally:
         for strategy in strategies:
-            if isinstance(strategy, IncrementalStrategy):
-                strategy.close()
+            strategy.close()
 
 
 def _collect_stats(strategies: Sequence[PairStrategy], counts: PairCounts) -> None:
     for strategy in strategies:
-        stats: StrategyStats | None = getattr(strategy, "stats", None)
-        if stats is None:
-            continue
+        stats = strategy.stats
         for why, number in stats.dropped.items():
             counts.dropped[f"{strategy.name}:{why}"] += number
         for why, number in stats.invalid.items():

@@ -3,7 +3,7 @@
 ``best_of_n`` ranks teacher samples by what they do in the env, and the scripted teacher
 needs the live env to answer; both start from a recorded trajectory. Replaying is exact
 because envs are deterministic: reset to the recorded task, then send every executed
-command (``Step.info['executed_action']`` where the protocol changed it, else the parsed
+command (``Step.facts.executed_action`` where the protocol changed it, else the parsed
 action; turns without an action did not touch the env). Each replayed observation is
 compared with the recorded feedback, so a trajectory from another env version fails
 loudly (``ReplayError``) instead of producing pairs from the wrong state.
@@ -14,11 +14,11 @@ the dialect is recorded and used.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
-from prefbuild.envs import Env, EnvTask, Protocol, get_env
+from prefbuild.envs import Env, EnvTask, Protocol, make_env
 from prefbuild.records import TaskInfo, Trajectory
 
 
@@ -43,12 +43,12 @@ SCAN_LIMIT = 10_000
 
 
 @lru_cache(maxsize=256)
-def _resolve(env_name: str, dialect: str | None, info_json: str) -> EnvTask:
+def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: str) -> EnvTask:
     info = TaskInfo.model_validate_json(info_json)
     if env_name in TASK_RESOLVERS:
         task = TASK_RESOLVERS[env_name](info)
     else:
-        env = make_env(env_name, dialect)
+        env = make_env(env_name, dialect=dialect, options=json.loads(options_json))
         limit = int(info.meta.get("index", SCAN_LIMIT - 1)) + 1 if "index" in info.meta else SCAN_LIMIT
         seed = info.seed if info.seed is not None else 0
         task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
@@ -56,29 +56,27 @@ def _resolve(env_name: str, dialect: str | None, info_json: str) -> EnvTask:
             raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
     if task.info.id != info.id:
         raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
-    return task
-
-
-def make_env(env_name: str, dialect: str | None) -> Env:
-    options: dict[str, Any] = {"dialect": dialect} if dialect is not None else {}
-    return get_env(env_name)(**options)
+    # The recorded TaskInfo, not the regenerated one: its meta may carry the env options the
+    # episode ran with (e.g. bfcl's hints), which a default-constructed env cannot know.
+    return EnvTask(info=info, payload=task.payload)
 
 
 def task_for(trajectory: Trajectory) -> EnvTask:
     """The env task a trajectory was played on, regenerated from its ``TaskInfo``."""
-    return _resolve(trajectory.env.name, trajectory.env.dialect, trajectory.task.model_dump_json())
+    options = json.dumps(trajectory.env.options, sort_keys=True)
+    return _resolve(trajectory.env.name, trajectory.env.dialect, options, trajectory.task.model_dump_json())
 
 
 def replay(trajectory: Trajectory, upto: int, protocol: Protocol | None = None) -> Env:
     """A fresh env in the state the episode was in just before step ``upto`` (0 = after reset)."""
     if not 0 <= upto <= len(trajectory.steps):
         raise ReplayError(f"trajectory {trajectory.id} has no step {upto}")
-    env = make_env(trajectory.env.name, trajectory.env.dialect)
+    env = make_env(trajectory.env.name, dialect=trajectory.env.dialect, options=trajectory.env.options)
     env.reset(task_for(trajectory))
     for step in trajectory.steps[:upto]:
         if step.action is None:
             continue
-        command = str(step.info.get("executed_action", step.action))
+        command = str(step.facts.executed_action or step.action)
         result = env.step(command)
         if step.feedback and result.observation != step.feedback:
             raise ReplayError(

@@ -11,9 +11,9 @@ Backends are imported lazily, so choosing ``scripted`` never imports torch or vL
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
+from prefbuild import registry
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, build_sampling, parse_teacher_config
 
@@ -33,87 +33,16 @@ __all__ = [
 TeacherFactory = Callable[[TeacherConfig], Teacher]
 
 
-def _retry_options(config: TeacherConfig) -> dict[str, Any]:
-    return {
-        "api_key_env": config.api_key_env,
-        "concurrency": config.concurrency,
-        "timeout_s": config.timeout_s,
-        "max_attempts": config.retries.max_attempts,
-        "max_outage_s": config.retries.max_outage_s,
-        "initial_backoff_s": config.retries.initial_backoff_s,
-        "max_backoff_s": config.retries.max_backoff_s,
-        "cooldown_s": config.cooldown_s,
-        "default_sampling": build_sampling(config.sampling),
-    }
-
-
-def _openai(config: TeacherConfig) -> Teacher:
-    from prefbuild.teachers.openai_backend import OpenAITeacher
-
-    if not config.base_urls:
-        raise TeacherConfigError("teacher.base_urls: the openai backend needs at least one server URL")
-    if not config.model:
-        raise TeacherConfigError("teacher.model: the openai backend needs the served model name")
-    return OpenAITeacher(config.model, config.base_urls, **_retry_options(config))
-
-
-def _vllm(config: TeacherConfig) -> Teacher:
-    from prefbuild.models import resolve_model
-    from prefbuild.teachers.vllm_backend import VllmTeacher
-    from prefbuild.teachers.vllm_launcher import VllmServer
-
-    path, served_name = resolve_model(config.model or "embedded")
-    launch = config.launch
-    server = VllmServer(
-        path,
-        served_model_name=served_name,
-        port=launch.port,
-        args=launch.args,
-        env=launch.env,
-        log_path=launch.log_path,
-        startup_timeout_s=launch.startup_timeout_s,
-    )
-    return VllmTeacher(server, **_retry_options(config))
-
-
-def _transformers(config: TeacherConfig) -> Teacher:
-    from prefbuild.teachers.transformers_backend import TransformersTeacher
-
-    return TransformersTeacher(
-        config.model or "embedded",
-        max_batch_size=config.max_batch_size,
-        default_sampling=build_sampling(config.sampling),
-    )
-
-
-def _scripted(config: TeacherConfig) -> Teacher:
-    from prefbuild.teachers.scripted import ScriptedTeacher
-
-    return ScriptedTeacher(config.scripted, model=config.model or "scripted-expert")
-
-
-BUILTIN_BACKENDS: dict[str, TeacherFactory] = {
-    "openai": _openai,
-    "vllm": _vllm,
-    "transformers": _transformers,
-    "scripted": _scripted,
-}
-
-
 def available_backends() -> list[str]:
     """Built-in backend names plus those registered under the ``prefbuild.teachers`` entry point."""
-    names = set(BUILTIN_BACKENDS)
-    names.update(entry.name for entry in entry_points(group="prefbuild.teachers"))
-    return sorted(names)
+    return registry.names("teachers")
 
 
 def _factory(name: str) -> TeacherFactory:
-    if name in BUILTIN_BACKENDS:
-        return BUILTIN_BACKENDS[name]
-    for entry in entry_points(group="prefbuild.teachers"):
-        if entry.name == name:
-            return entry.load()
-    raise TeacherConfigError(f"teacher.backend: unknown backend {name!r}; known: {', '.join(available_backends())}")
+    try:
+        return registry.load("teachers", name)
+    except registry.UnknownPluginError as error:
+        raise TeacherConfigError(f"teacher.backend: {error}") from None
 
 
 def make_teacher(config: Any) -> Teacher:

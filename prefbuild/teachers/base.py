@@ -11,8 +11,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from prefbuild.envs.base import Env, Protocol
 from prefbuild.records import Message, ToolCall
 
 
@@ -39,6 +40,26 @@ class Completion:
     # Tool calls of this turn, from the server's native ``tool_calls`` or parsed from Hermes
     # ``<tool_call>`` text in ``text`` (which keeps the raw output either way).
     tool_calls: tuple[ToolCall, ...] = ()
+    # A simulated teacher names the behaviour it played (``expert`` or a failure mode); it is
+    # recorded as ``StepFacts.simulated``, ground truth for measuring labelers. None for models.
+    simulated: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvView:
+    """The live state of one episode, for teachers that act from the env rather than the prompt.
+
+    Only teachers with ``reads_env_state = True`` receive it (an oracle, a human at a
+    terminal, the scripted simulation); model backends see the messages alone. ``seed``,
+    ``episode_id`` and ``step_index`` let such a teacher make reproducible choices.
+    """
+
+    env: Env
+    protocol: Protocol
+    step_index: int
+    previous_outputs: Sequence[str] = ()
+    seed: int = 0
+    episode_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,8 +67,8 @@ class TeacherRequest:
     messages: Sequence[Message]
     sampling: Sampling
     tools: list[dict[str, Any]] | None = None
-    # Context a scripted teacher needs (the live env); real backends ignore it.
-    context: Any = None
+    # The episode's live state; set only for teachers that read it (``Teacher.reads_env_state``).
+    env_view: EnvView | None = None
 
 
 class TeacherError(RuntimeError):
@@ -55,10 +76,22 @@ class TeacherError(RuntimeError):
 
 
 class Teacher(ABC):
-    """Async teacher. Use as ``async with teacher:`` so servers and clients are cleaned up."""
+    """Async teacher. Use as ``async with teacher:`` so servers and clients are cleaned up.
+
+    Example:
+        >>> import asyncio
+        >>> from prefbuild.teachers import make_teacher
+        >>> teacher = make_teacher({"backend": "openai", "model": "m", "base_urls": ["http://127.0.0.1:8000/v1"]})
+        >>> teacher.backend
+        'openai'
+    """
 
     backend: str = "abstract"
     model: str = ""
+    # True for teachers that act from the env's state (``TeacherRequest.env_view``), not the prompt.
+    reads_env_state: ClassVar[bool] = False
+    # True where the outputs are not a model's (a simulation): recorded so cards and reports say so.
+    simulated: ClassVar[bool] = False
 
     async def __aenter__(self) -> Teacher:
         await self.start()
@@ -75,4 +108,15 @@ class Teacher(ABC):
 
     @abstractmethod
     async def complete(self, request: TeacherRequest) -> list[Completion]:
-        """Return ``request.sampling.n`` completions or raise ``TeacherError``."""
+        """Complete one chat request.
+
+        Args:
+            request: the messages, sampling (``n`` completions), tools and, for teachers that
+                read env state, the episode's ``env_view``.
+
+        Returns:
+            ``request.sampling.n`` completions with token counts, latency and tool calls.
+
+        Raises:
+            TeacherError: the request failed for good (after the backend's retries).
+        """

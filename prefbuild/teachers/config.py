@@ -31,7 +31,9 @@ __all__ = [
     "parse_teacher_config",
 ]
 
-# Failure modes the scripted teacher can simulate, in the order their rates are applied.
+# Failure modes the scripted teacher can simulate, in the order their rates are applied (new
+# modes go at the end, so existing recipes draw the same behaviour). The generic ones work in
+# every env; the others are shown by the env's mistake maker (``prefbuild.simulation``).
 FAILURE_MODES: tuple[str, ...] = (
     "loop",
     "premature_success",
@@ -39,6 +41,21 @@ FAILURE_MODES: tuple[str, ...] = (
     "verbose_filler",
     "format_violation",
     "invalid_action",
+    # sql
+    "sql_error",
+    "wrong_answer",
+    # tool use (code, bfcl)
+    "tool_error",
+    "invalid_arguments",
+    "unknown_tool",
+    "repeated_tool_call",
+    "hallucinated_tool_output",
+    "no_tool_use",
+    "overlong",
+    "wrong_argument",
+    "unknown_function",
+    "skipped_call",
+    "guessed_parameter",
 )
 
 # Keys of ``sampling`` that vLLM reads from the top level of the request body.

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefbuild.models import EMBEDDED_MODEL_NAME, is_embedded, resolve_model
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, is_embedded, resolve_model
 
 __all__ = ["TransformersTeacher"]
 

@@ -20,22 +20,15 @@ Expected layouts, written out from the projects' documentation:
 
 from __future__ import annotations
 
-import itertools
 import json
-import random
 
 import pytest
 
-from prefbuild.exports import (
-    EXPORT_FORMATS,
-    ExportError,
-    ExportStats,
-    llamafactory_dataset_info,
-    pass_at_k,
-    sft_rows,
-    to_rows,
-)
+from prefbuild.analysis.counters import Tally
+from prefbuild.exports.base import ExportError, format_names, get_format, to_rows
+from prefbuild.exports.llamafactory import llamafactory_dataset_info
 from prefbuild.records import FailureMode
+from prefbuild.registry import UnknownPluginError
 from tests.exports.pairs_factory import multi_turn_pair, stepwise_pair, tool_pair
 from tests.pairs.factory import S, act, trajectory
 
@@ -44,7 +37,9 @@ LLAMAFACTORY_ASSISTANT_ROLES = {"gpt", "function_call"}
 
 
 def test_export_formats_are_the_documented_five():
-    assert EXPORT_FORMATS == ("trl", "roundwise", "llamafactory", "swift", "sft")
+    assert format_names()[:5] == ["trl", "roundwise", "llamafactory", "swift", "sft"]
+    assert {name: get_format(name).consumes for name in format_names()[:5]} == {
+        "trl": "pairs", "roundwise": "pairs", "llamafactory": "pairs", "swift": "pairs", "sft": "trajectories"}
 
 
 def test_trl_rows_are_conversational_prompt_chosen_rejected():
@@ -129,15 +124,15 @@ def test_swift_rows_end_messages_with_chosen_and_carry_rejected_response():
 def test_single_turn_formats_refuse_or_skip_multi_turn_pairs(fmt):
     with pytest.raises(ExportError, match=r"pair-2 .*multi-turn continuation"):
         list(to_rows([multi_turn_pair()], fmt))
-    stats = ExportStats()
-    rows = list(to_rows([multi_turn_pair(), stepwise_pair()], fmt, skip_unsupported=True, stats=stats))
-    assert len(rows) == 1 and stats.rows == 1 and stats.skipped == {f"trajectory:unsupported_by_{fmt}": 1}
+    tally = Tally()
+    rows = list(to_rows([multi_turn_pair(), stepwise_pair()], fmt, skip_unsupported=True, tally=tally))
+    assert len(rows) == 1 and tally.kept == 1 and tally.skipped == {f"trajectory:unsupported_by_{fmt}": 1}
 
 
 def test_unknown_format_and_sft_on_pairs_are_errors():
-    with pytest.raises(ExportError, match="unknown export format 'axolotl'"):
+    with pytest.raises(UnknownPluginError, match="unknown export format 'axolotl'; known: trl, roundwise"):
         list(to_rows([stepwise_pair()], "axolotl"))
-    with pytest.raises(ExportError, match="sft_rows"):
+    with pytest.raises(ExportError, match="the sft format exports trajectories, not pairs"):
         list(to_rows([stepwise_pair()], "sft"))
 
 
@@ -146,35 +141,10 @@ def test_sft_rows_are_successful_episodes_as_messages():
         [S(act("go to shelf 1"), "go to shelf 1"), S(act("put mug 1 in/on shelf 1"), "x")], traj_id="ok", success=True
     )
     bad = trajectory([S(act("go to bed 1"), "go to bed 1")], traj_id="bad")
-    stats = ExportStats()
-    (row,) = sft_rows([ok, bad], stats=stats)
-    assert stats.skipped == {"not_successful": 1}
+    tally = Tally()
+    (row,) = to_rows([ok, bad], "sft", tally=tally)
+    assert tally.as_dict() == {"kept": 1, "skipped": {"not_successful": 1}}
     roles = [m["role"] for m in row["messages"]]
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
     assert row["messages"][-1]["content"] == act("put mug 1 in/on shelf 1")
     assert row["task_id"] == "task-1" and row["id"] == "ok"
-
-
-def brute_force_pass_at_k(outcomes: list[bool], k: int) -> float:
-    subsets = list(itertools.combinations(range(len(outcomes)), k))
-    return sum(any(outcomes[i] for i in subset) for subset in subsets) / len(subsets)
-
-
-def test_pass_at_k_is_the_unbiased_estimator():
-    rng = random.Random(5)
-    trajectories, expected = [], {}
-    for task in range(6):
-        outcomes = [rng.random() < 0.4 for _ in range(rng.randint(1, 7))]
-        for sample, success in enumerate(outcomes):
-            steps = [S(act("look"), "look")]
-            trajectories.append(trajectory(steps, traj_id=f"{task}-{sample}", task_id=f"task-{task}", success=success))
-        expected[f"task-{task}"] = outcomes
-    for k in (1, 2, 3):
-        result = pass_at_k(trajectories, k)
-        want = {task: brute_force_pass_at_k(o, k) for task, o in expected.items() if len(o) >= k}
-        assert result.keys() == want.keys()
-        for task, value in want.items():
-            assert result[task] == pytest.approx(value)
-    assert pass_at_k(trajectories, 1)["task-0"] == pytest.approx(sum(expected["task-0"]) / len(expected["task-0"]))
-    with pytest.raises(ValueError):
-        pass_at_k(trajectories, 0)

@@ -12,7 +12,7 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from prefbuild.exports import to_rows
-from prefbuild.models import ensure_embedded_model
+from prefbuild.teachers.embedded import ensure_embedded_model
 from tests.exports.household_pairs import household_pairs, shortest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_dpo_trl.py"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from prefbuild.cli import main
+from prefbuild.cli.main import main
 from tests.foundation.factories import make_pair, make_trajectory
 
 COMMANDS = ["run", "generate", "label", "pair", "export", "publish", "inspect", "stats", "validate", "schema",
@@ -80,7 +80,7 @@ def test_bad_recipe_is_one_line_without_traceback(tmp_path: Path) -> None:
     path.write_text("name: x\nenv:\n  name: household\n  protocol: agentbench\nteacher:\n  backend: openai\n"
                     "  sampling:\n    temperature: [1, 2]\n")
     completed = subprocess.run(
-        [sys.executable, "-m", "prefbuild.cli", "check-recipe", str(path)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "prefbuild", "check-recipe", str(path)], capture_output=True, text=True, check=False
     )
     assert completed.returncode == 1
     assert f"{path}:8 teacher.sampling.temperature:" in completed.stderr

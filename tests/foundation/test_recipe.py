@@ -107,3 +107,16 @@ def test_teacher_checks_are_located_at_recipe_load() -> None:
     text = BASE.replace("  backend: openai\n", "  backend: scripted\n  scripted:\n    lopo: 0.2\n")
     with pytest.raises(RecipeError, match=r"^r.yaml:10 teacher.scripted.lopo: unknown failure mode"):
         load_recipe_text(text, "r.yaml")
+
+
+def test_set_addresses_env_sections_by_name_in_lists_and_single_sections() -> None:
+    mixed = load_recipe("agentbench-ironguard", ["env.sql.options.data_file=dev.jsonl", "env.household.num_tasks=3"])
+    by_name = {section.name: section for section in mixed.recipe.envs}
+    assert by_name["sql"].options["data_file"] == "dev.jsonl" and by_name["household"].num_tasks == 3
+    single = load_recipe("simulate", ["env.household.num_tasks=4"])
+    assert single.recipe.envs[0].num_tasks == 4
+
+
+def test_scripted_teacher_takes_env_specific_mistake_rates() -> None:
+    loaded = load_recipe("simulate", ["teacher.scripted={sql_error: 0.1, wrong_answer: 0.1}"])
+    assert loaded.recipe.teacher.scripted == {"sql_error": 0.1, "wrong_answer": 0.1}

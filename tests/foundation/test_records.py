@@ -179,7 +179,7 @@ def trajectories(draw: st.DrawFn) -> Trajectory:
 @settings(deadline=None, max_examples=60)
 @given(trajectories())
 def test_trajectory_round_trips_through_jsonl(tmp_path_factory, trajectory: Trajectory) -> None:
-    from prefbuild.store import JsonlWriter, read_records
+    from prefbuild.io.jsonl import JsonlWriter, read_records
 
     path = tmp_path_factory.mktemp("rt") / "t.jsonl"
     with JsonlWriter(path) as writer:
@@ -192,7 +192,7 @@ def test_trajectory_round_trips_through_jsonl(tmp_path_factory, trajectory: Traj
 @settings(deadline=None, max_examples=60)
 @given(prompt_text=text, chosen=text, rejected=text, reason=st.sampled_from([None, "loop", "premature_success"]))
 def test_pair_round_trips_through_jsonl(tmp_path_factory, prompt_text, chosen, rejected, reason) -> None:
-    from prefbuild.store import JsonlWriter, read_records
+    from prefbuild.io.jsonl import JsonlWriter, read_records
 
     if chosen == rejected:
         rejected += "x"

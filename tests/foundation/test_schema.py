@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prefbuild.schema import schema_documents
+from prefbuild.io.schemas import schema_documents
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -19,7 +19,7 @@ def test_committed_schemas_match_the_models() -> None:
 
 
 def test_drift_is_detected_when_a_model_changes(monkeypatch) -> None:
-    from prefbuild import schema
+    from prefbuild.io import schemas as schema
     from prefbuild.records import Label
 
     class ChangedLabel(Label):

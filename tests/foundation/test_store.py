@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prefbuild.records import Pair, Trajectory
-from prefbuild.store import (
+from prefbuild.io.jsonl import (
     JsonlWriter,
     RecordError,
     TruncatedLineWarning,
@@ -18,6 +17,7 @@ from prefbuild.store import (
     read_records,
     write_records,
 )
+from prefbuild.records import Pair, Trajectory
 from tests.foundation.factories import make_pair, make_trajectory
 
 

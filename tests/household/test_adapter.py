@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prefbuild.envs.household.alfworld_adapter import (
+from prefbuild.envs.alfworld.env import (
     AlfworldEnv,
     data_root,
     detect_dialect,

@@ -14,6 +14,7 @@ from prefbuild.envs.household import priors
 from prefbuild.envs.household.catalog import TASK_TYPE_NAMES
 from prefbuild.envs.household.env import HouseholdEnv, task_info
 from prefbuild.records import TaskInfo
+from prefbuild.simulation import failure_action
 from tests.household.support import worked_example_task
 
 
@@ -61,7 +62,7 @@ def test_episode_contract_on_the_worked_example() -> None:
     assert env.expert_steps_remaining() == 6 and env.progress() == 0.0
     result = env.step("go to countertop 1")
     assert result.observation.startswith("You arrive at loc 8. On the countertop 1")
-    assert result.info == {"valid": True, "won": False, "command": "go to countertop 1"}
+    assert result.info == {"command": "go to countertop 1"} and result.valid is True and not result.won
     assert result.reward == 0.0 and not result.done
     assert env.progress() == pytest.approx(1 / 6)
     bad = env.step("fly away")
@@ -109,22 +110,22 @@ def test_snapshot_restore_clone_and_deepcopy() -> None:
 def test_failure_actions() -> None:
     env = HouseholdEnv()
     rng = random.Random(0)
-    assert env.failure_action("premature_success", rng) is None
+    assert failure_action(env, "premature_success", rng) is None
     for task in env.tasks("train", 60, 2):
         env.reset(task)
         goal_object = task.payload.goal.object_type
-        invalid = env.failure_action("invalid_action", rng)
+        invalid = failure_action(env, "invalid_action", rng)
         assert invalid is not None
         assert invalid not in env.admissible_actions()
         assert env.step(invalid).valid is False
-        implausible = env.failure_action("implausible_location", rng)
+        implausible = failure_action(env, "implausible_location", rng)
         if implausible is None:
             continue
         assert implausible in env.admissible_actions()
         receptacle = implausible.removeprefix("go to ").removeprefix("open ")
         assert not priors.is_plausible(goal_object, receptacle.split()[0])
         assert receptacle.split()[0] != task.payload.goal.receptacle_type
-        assert env.failure_action("loop", rng) is None
+        assert failure_action(env, "loop", rng) is None
 
 
 def test_reset_rejects_foreign_payload() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from prefbuild.envs.cli import envs
+from prefbuild.cli.envs import envs
 from prefbuild.envs.household.env import HouseholdEnv
 
 
@@ -69,7 +69,7 @@ def test_play_reports_bad_input_without_traceback() -> None:
     unknown = runner.invoke(envs, ["play", "nowhere"])
     assert unknown.exit_code != 0 and "unknown env 'nowhere'" in unknown.output
     dialect = runner.invoke(envs, ["play", "household", "--dialect", "ancient"])
-    assert dialect.exit_code == 2 and "no dialect 'ancient'" in dialect.output
+    assert dialect.exit_code == 1 and "no dialect 'ancient'" in dialect.output
     split = runner.invoke(envs, ["play", "household", "--split", "nosuch"])
     assert split.exit_code == 1 and "nosuch" in split.output
     assert "Traceback" not in unknown.output + dialect.output + split.output

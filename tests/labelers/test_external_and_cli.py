@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.labelers.cli import label
-from prefbuild.labelers.io import LabelInputError, read_trajectories
+from prefbuild.cli.label import label
+from prefbuild.io.sources import LabelInputError, read_trajectories
 from prefbuild.records import Trajectory
 from tests.labelers.samples import dbbench_record, household_record, messages_record
 
@@ -41,7 +41,7 @@ def test_agentbench_household_log_uses_the_executed_commands(tmp_path: Path) -> 
     assert "AVAILABLE ACTIONS" in trajectory.steps[1].observation
     assert trajectory.steps[1].observation_in_history == trajectory.steps[1].observation.split("AVAILABLE ACTIONS")[0]
     assert trajectory.steps[2].action == "take knife 3 from countertop 1"
-    assert trajectory.steps[2].info["executed_action"] == "take knife 1 from countertop 1"
+    assert trajectory.steps[2].facts.executed_action == "take knife 1 from countertop 1"
     assert trajectory.outcome.stop_reason.value == "max_steps"
 
 
@@ -64,14 +64,14 @@ def test_label_agentbench_and_messages_logs(tmp_path: Path) -> None:
     result = _run(str(runs), str(db), str(chats), "-o", str(out), "--model", "qwen-4b")
     assert result.exit_code == 0, result.output
     household, sql, chat = _read(out)
-    by_mode = {label.mode.value: label for label in household.labels}
+    by_mode = {label.mode: label for label in household.labels}
     assert by_mode["invalid_action"].step == 2 and "knife 3" in by_mode["invalid_action"].evidence
     assert by_mode["premature_success"].step == 4
     assert by_mode["implausible_location"].step == 0 and "toilet" in by_mode["implausible_location"].evidence
     assert household.teacher.model == "qwen-4b"
     assert sql.env.name == "sql" and sql.steps[0].action.startswith("Operation: SELECT")
-    assert [label.mode.value for label in sql.labels] == ["premature_success"]
-    assert chat.id == "chat-7" and [label.step for label in chat.labels if label.mode.value == "loop"] == [2, 3, 4, 5]
+    assert [label.mode for label in sql.labels] == ["premature_success"]
+    assert chat.id == "chat-7" and [label.step for label in chat.labels if label.mode == "loop"] == [2, 3, 4, 5]
     for mode in ("invalid_action", "premature_success", "implausible_location", "loop"):
         assert mode in result.output
 
@@ -80,7 +80,7 @@ def test_relabel_with_overrides_replaces_labels(tmp_path: Path) -> None:
     first = tmp_path / "first.jsonl"
     assert _run(str(FIXTURES), "-o", str(first)).exit_code == 0
     labelled = _read(first)
-    loops = sum(1 for t in labelled for label in t.labels if label.mode.value == "loop")
+    loops = sum(1 for t in labelled for label in t.labels if label.mode == "loop")
     assert loops > 0
     second = tmp_path / "second.jsonl"
     result = _run(
@@ -89,7 +89,7 @@ def test_relabel_with_overrides_replaces_labels(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     relabelled = _read(second)
     assert [t.id for t in relabelled] == [t.id for t in labelled]
-    assert all(label.mode.value == "loop" for t in relabelled for label in t.labels)
+    assert all(label.mode == "loop" for t in relabelled for label in t.labels)
     assert sum(len(t.labels) for t in relabelled) < loops
 
 
@@ -99,7 +99,7 @@ def test_recipe_labelers_section_is_used(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = _run(str(FIXTURES), "-o", str(out), "--recipe", str(recipe))
     assert result.exit_code == 0, result.output
-    modes = {label.mode.value for t in _read(out / FIXTURES.name) for label in t.labels}
+    modes = {label.mode for t in _read(out / FIXTURES.name) for label in t.labels}
     assert modes == {"implausible_location"}
 
 
@@ -110,7 +110,8 @@ def test_bad_input_names_file_and_line_and_leaves_no_output(tmp_path: Path) -> N
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(label, [str(bad), "-o", str(out)])
     assert result.exit_code != 0
-    assert f"{bad}:2 steps.0.observation: Field required" in result.output and "Traceback" not in result.output
+    assert f"{bad}:2 steps.0.observation: required field is missing" in result.output
+    assert "Traceback" not in result.output
     assert not out.exists() and list(tmp_path.iterdir()) == [bad]
 
 

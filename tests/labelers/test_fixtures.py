@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prefbuild.labelers import BUILTIN_LABELERS
+from prefbuild.labelers import BUILTIN_LABELERS, build_labelers, label_trajectory
 from prefbuild.records import Trajectory
 from tests.labelers.fixtures.build import build
 
@@ -47,11 +47,13 @@ def test_fixture_set_is_large_and_covers_every_labeler_both_ways() -> None:
 
 
 def _score(name: str) -> tuple[int, int, int, list[str]]:
-    labeler = BUILTIN_LABELERS[name]()
+    """Scores failure mode ``name`` as deployed: the default labeler set of each trajectory's env."""
+    mode = BUILTIN_LABELERS[name].mode
     tp = fp = fn = 0
     misses: list[str] = []
     for trajectory in TRAJECTORIES:
-        found = {label.step for label in labeler.label(trajectory)} if labeler.applies_to(trajectory) else set()
+        labelled = label_trajectory(trajectory, build_labelers(None, env=trajectory.env.name))
+        found = {label.step for label in labelled.labels if label.mode == mode}
         wanted = set(EXPECTED[trajectory.id].get(name, []))
         tp += len(found & wanted)
         fp += len(found - wanted)

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from prefbuild.labelers.format_violation import FormatViolationLabeler
-from prefbuild.labelers.household import Goal, parse_goal
+from prefbuild.labelers.household_text import Goal, parse_goal
 from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
 from prefbuild.labelers.invalid_action import InvalidActionLabeler
 from prefbuild.labelers.loop import LoopLabeler
 from prefbuild.labelers.premature_success import PrematureSuccessLabeler
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
-from prefbuild.records import EnvInfo, Outcome, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
+from prefbuild.records import EnvInfo, Outcome, Step, StepFacts, StopReason, TaskInfo, TeacherInfo, Trajectory
 
 
 def _trajectory(turns: list[dict[str, Any]], goal: str = "put some knife on drawer.", **env: str) -> Trajectory:
@@ -29,7 +29,7 @@ def _trajectory(turns: list[dict[str, Any]], goal: str = "put some knife on draw
             format_ok=turn.get("format_ok", True),
             normalized=turn.get("normalized", []),
             valid=turn.get("valid"),
-            info=turn.get("info", {}),
+            facts=StepFacts(**turn.get("facts", {})),
         )
         for i, turn in enumerate(turns)
     ]
@@ -136,7 +136,7 @@ def test_invalid_action_uses_recorded_admissible_commands() -> None:
             "observation": "On the drawer 1, you see a knife 1.",
             "action": "take knife 1 from the drawer 1",
             "feedback": "",
-            "info": {"admissible_commands": ["take knife 1 from drawer 1", "look"]},
+            "facts": {"admissible": ["take knife 1 from drawer 1", "look"]},
         }
     ]
     (label,) = InvalidActionLabeler().label(_trajectory(turns))

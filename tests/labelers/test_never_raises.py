@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prefbuild.labelers import BUILTIN_LABELERS, build_labelers, label_trajectory
-from prefbuild.records import EnvInfo, Outcome, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
+from prefbuild.records import EnvInfo, Outcome, SqlFacts, Step, StepFacts, StopReason, TaskInfo, TeacherInfo, Trajectory
 
 PIECES = [
     "ACTION: ",
@@ -57,15 +55,22 @@ goals = st.one_of(
     ),
     st.text(max_size=30),
 )
-info_values: st.SearchStrategy[Any] = st.one_of(
-    st.none(), st.booleans(), st.integers(), texts, st.lists(st.one_of(texts, st.integers()), max_size=3)
-)
-infos = st.dictionaries(
-    st.sampled_from(
-        ["executed_action", "admissible_commands", "won", "final", "problems", "sql_error", "executed_sql", "kind"]
+facts_strategy = st.builds(
+    StepFacts,
+    won=st.none() | st.booleans(),
+    executed_action=st.none() | texts,
+    admissible=st.none() | st.lists(texts, max_size=3),
+    final=st.booleans(),
+    problems=st.lists(texts, max_size=2),
+    sql=st.none()
+    | st.builds(
+        SqlFacts,
+        turn=st.none() | st.sampled_from(["operation", "answer", "invalid"]),
+        executed=st.none() | texts,
+        error=st.none() | texts,
+        mutated=st.none() | st.booleans(),
+        answer=st.none() | texts,
     ),
-    info_values,
-    max_size=4,
 )
 
 
@@ -84,7 +89,7 @@ def trajectories(draw: st.DrawFn) -> Trajectory:
             valid=draw(st.none() | st.booleans()),
             feedback=draw(texts),
             done=draw(st.booleans()),
-            info=draw(infos),
+            facts=draw(facts_strategy),
         )
         for index in range(count)
     ]
@@ -97,7 +102,11 @@ def trajectories(draw: st.DrawFn) -> Trajectory:
             type=draw(st.sampled_from(["pick_and_place_simple", "INSERT", "counting", "", "look_at_obj_in_light"])),
             goal=draw(goals),
             split="train",
-            meta=draw(st.dictionaries(st.sampled_from(["outcome_known", "kind"]), info_values, max_size=2)),
+            meta=draw(
+                st.dictionaries(
+                    st.sampled_from(["outcome_known", "kind"]), st.none() | st.booleans() | texts, max_size=2
+                )
+            ),
         ),
         env=EnvInfo(
             name=draw(st.sampled_from(["household", "sql", "toolenv"])),

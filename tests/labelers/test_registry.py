@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import pytest
 
-import prefbuild.labelers as registry
+from prefbuild import registry
 from prefbuild.labelers import available_labelers, build_labelers, label_trajectory
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.loop import LoopLabeler
@@ -33,7 +33,7 @@ def test_builtins_are_registered_under_their_names() -> None:
     found = available_labelers()
     for name in ("loop", "premature_success", "implausible_location", "verbose_filler", "format_violation"):
         assert found[name].name == name
-    assert found["invalid_action"].mode is FailureMode.invalid_action
+    assert found["invalid_action"].mode == FailureMode.invalid_action
 
 
 def test_defaults_for_household_exclude_sql_only_labelers() -> None:
@@ -46,7 +46,7 @@ def test_sql_specific_labelers_replace_generic_ones_on_sql() -> None:
     labelers = build_labelers(None, env="sql")
     modes = [labeler.mode for labeler in labelers]
     assert len(modes) == len(set(modes)), "one labeler per failure mode"
-    loop = next(labeler for labeler in labelers if labeler.mode is FailureMode.loop)
+    loop = next(labeler for labeler in labelers if labeler.mode == FailureMode.loop)
     assert loop.envs == ("sql",)
     assert {"verbose_filler", "format_violation"} <= {labeler.name for labeler in labelers}
     assert "invalid_action" not in {labeler.name for labeler in labelers}
@@ -57,9 +57,9 @@ def test_configs_set_params_and_unknown_entries_fail_clearly() -> None:
     assert isinstance(loop, LoopLabeler) and loop.config["k"] == 4 and loop.config["max_cycle"] == 6
     with pytest.raises(KeyError, match=r"labelers\[0\].name: unknown labeler 'lop'"):
         build_labelers([{"name": "lop"}], env="household")
-    with pytest.raises(ValueError, match=r"labelers\[1\] \(loop\): .*unknown parameter\(s\) kk"):
+    with pytest.raises(ValueError, match=r"labelers\[1\] \(loop\): .*unknown parameter 'kk'; known: k, max_cycle"):
         build_labelers([{"name": "verbose_filler"}, {"name": "loop", "params": {"kk": 1}}], env="household")
-    with pytest.raises(ValueError, match="parameter 'k' must be int"):
+    with pytest.raises(ValueError, match="parameter 'k': Input should be a valid integer"):
         build_labelers([{"name": "loop", "params": {"k": "three"}}], env="household")
 
 
@@ -105,7 +105,13 @@ def test_entry_point_plugins_are_registered(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(
         registry, "entry_points", lambda group: [entry, broken] if group == "prefbuild.labelers" else []
     )
-    assert available_labelers()["shouty"] is _Shouty
+    registry.clear_cache()
+    try:
+        assert available_labelers()["shouty"] is _Shouty
+    finally:
+        monkeypatch.undo()
+        registry.clear_cache()
+    monkeypatch.setitem(registry.BUILTINS["labelers"], "shouty", f"{__name__}:_Shouty")
     labelled = label_trajectory(_trajectory(), build_labelers([{"name": "shouty"}], env="household"))
     assert [label.labeler for label in labelled.labels] == ["shouty@1"] * 4
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
 
 from prefbuild.labelers import build_labelers, label_trajectory
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import Message, Trajectory
 from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
-from prefbuild.teachers.base import Completion, Teacher, TeacherRequest
-from prefbuild.teachers.scripted import ScriptedContext, ScriptedTeacher
+from prefbuild.simulation.scripted import ScriptedTeacher
+from prefbuild.teachers.base import Completion, EnvView, Teacher, TeacherRequest
 
 RATES = {
     "loop": 0.08,
@@ -40,13 +41,14 @@ class RecordingTeacher(Teacher):
     """The scripted teacher, plus a record of every prompt it was sent (by episode and step)."""
 
     inner: ScriptedTeacher
+    reads_env_state: ClassVar[bool] = True
     seen: dict[tuple[str, int], list[Message]] = field(default_factory=dict)
     backend: str = "scripted"
     model: str = "scripted-expert"
 
     async def complete(self, request: TeacherRequest) -> list[Completion]:
-        context = request.context
-        if isinstance(context, ScriptedContext):
+        context = request.env_view
+        if isinstance(context, EnvView):
             self.seen[(context.episode_id, context.step_index)] = list(request.messages)
         return await self.inner.complete(request)
 
@@ -73,10 +75,12 @@ def play(
         )
     ).recipe
     teacher = RecordingTeacher(ScriptedTeacher(RATES if rates is None else rates))
-    runner = EpisodeRunner(recipe, teacher, context_factory=ScriptedContext)
+    runner = EpisodeRunner(recipe, teacher)
 
     async def collect() -> list[Trajectory]:
-        return [t async for t in rollout(plan_episodes(recipe), runner, concurrency=4)]
+        order = {episode.id: position for position, episode in enumerate(plan_episodes(recipe))}
+        finished = [t async for t in rollout(plan_episodes(recipe), runner, concurrency=4)]
+        return sorted(finished, key=lambda trajectory: order[trajectory.id])  # plan order, as files have
 
     labelers = build_labelers(None, env="household")
     trajectories = [label_trajectory(t, labelers) for t in asyncio.run(collect())]

@@ -9,10 +9,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.cli import PrefbuildGroup
-from prefbuild.pairs.cli import export_command, pair_command
+from prefbuild.cli.export import export_command
+from prefbuild.cli.main import PrefbuildGroup
+from prefbuild.cli.pair import pair_command
+from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.records import Pair
-from prefbuild.store import JsonlWriter, read_records
 from tests.pairs.household import cached
 
 
@@ -75,7 +76,7 @@ def test_pair_errors_are_one_clean_line(trajectory_file, tmp_path):
         cli, ["pair", str(trajectory_file), "-o", str(tmp_path / "p.jsonl"), "--strategy", "nope"]
     )
     assert result.exit_code == 1
-    assert "error: pairs: unknown pair strategy 'nope'" in result.output
+    assert "error: unknown pair strategy 'nope'; known: stepwise" in result.output
     assert "Traceback" not in result.output
     result = CliRunner().invoke(
         cli, ["pair", str(trajectory_file), "-o", str(tmp_path / "p.jsonl"), "--strategy", "best_of_n"]

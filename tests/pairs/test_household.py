@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
+from prefbuild.envs import cached_protocol as protocol_for
 from prefbuild.pairs import build_pairs, build_strategy
-from prefbuild.pairs.common import protocol_for
 from prefbuild.pairs.replay import ReplayError, replay
 from prefbuild.records import FailureMode, Role, prompt_messages
-from prefbuild.teachers.scripted import ScriptedTeacher
+from prefbuild.simulation.scripted import ScriptedTeacher
 from tests.pairs.household import RATES, RecordingTeacher, cached, play
 
 
@@ -155,7 +155,7 @@ def test_all_strategies_through_the_pipeline_keep_tasks_out_of_both_splits():
     counts = report.counts
     assert counts.trajectories == len(trajectories)
     assert {p.strategy for p in pairs} == {"stepwise", "style", "trajectory"}
-    assert all(n <= 6 for n in Counter(p.reason.value for p in pairs).values())
+    assert all(n <= 6 for n in Counter(p.reason for p in pairs).values())
     assert all(n <= 4 for n in Counter(p.source.trajectory_id for p in pairs).values())
     assert counts.kept == len(pairs) == sum(counts.by_split.values())
     assert counts.invalid == {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import ClassVar
 
 import pytest
@@ -49,7 +49,7 @@ def test_max_per_reason_keeps_exactly_k_per_reason_independent_of_order():
     trajectories = [labelled(f"t{i}", f"task-{i}", ["loop", "loop", "invalid_action"]) for i in range(5)]
     report = build_pairs(trajectories, [{"name": "stepwise"}], max_per_reason=4, test_fraction=0.0, seed=3)
     pairs = report.collect()
-    assert Counter(p.reason.value for p in pairs) == {"loop": 4, "invalid_action": 4}
+    assert Counter(p.reason for p in pairs) == {"loop": 4, "invalid_action": 4}
     assert report.counts.balanced_out == {"loop": 6, "invalid_action": 1}
     assert report.counts.kept == 8 and report.counts.by_reason == {"loop": 4, "invalid_action": 4}
     reversed_ids = {
@@ -93,22 +93,21 @@ class BrokenStrategy(PairStrategy):
 
     name: ClassVar[str] = "broken"
 
-    def pairs(self, trajectories: Iterable[Trajectory]) -> Iterator[Pair]:
-        for traj in trajectories:
-            turn = Message(role=Role.assistant, content="ACTION: look")
-            yield Pair.model_construct(
-                id=f"broken-{traj.id}",
-                strategy=self.name,
-                prompt=[turn],
-                chosen=[turn],
-                rejected=[turn],
-                reason=None,
-                evidence=None,
-                scores=None,
-                split="train",
-                schema_version="1.0",
-                source=PairSource(trajectory_id=traj.id, task_id=traj.task.id, env="household", teacher_model="m"),
-            )
+    def feed(self, traj: Trajectory) -> Iterator[Pair]:
+        turn = Message(role=Role.assistant, content="ACTION: look")
+        yield Pair.model_construct(
+            id=f"broken-{traj.id}",
+            strategy=self.name,
+            prompt=[turn],
+            chosen=[turn],
+            rejected=[turn],
+            reason=None,
+            evidence=None,
+            scores=None,
+            split="train",
+            schema_version="1.0",
+            source=PairSource(trajectory_id=traj.id, task_id=traj.task.id, env="household", teacher_model="m"),
+        )
 
 
 def test_invalid_pairs_are_counted_with_why_and_never_yielded():

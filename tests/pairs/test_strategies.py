@@ -7,9 +7,9 @@ import json
 import pytest
 
 from prefbuild.pairs import available_strategies, build_strategy
-from prefbuild.pairs.stepwise import template_thought
-from prefbuild.pairs.style import concise_thought, filler_pattern
-from prefbuild.pairs.trajectory import continuation
+from prefbuild.pairs.strategies.stepwise import template_thought
+from prefbuild.pairs.strategies.style import concise_thought, filler_pattern
+from prefbuild.pairs.strategies.trajectory import continuation
 from prefbuild.records import FailureMode, Role, prompt_messages
 from tests.pairs.factory import S, act, trajectory
 
@@ -60,8 +60,8 @@ def test_stepwise_prompt_is_exactly_what_the_model_saw_and_chosen_is_the_expert_
     assert loop.prompt[3].content == act("go to shelf 1")
     assert loop.rejected[0].content == act("go to shelf 1")
     assert loop.chosen[0].content == "ACTION: go to cabinet 1"
-    assert loop.reason is FailureMode.loop and loop.evidence == "loop here"
-    assert pairs[1].reason is FailureMode.premature_success
+    assert loop.reason == FailureMode.loop and loop.evidence == "loop here"
+    assert pairs[1].reason == FailureMode.premature_success
 
 
 def test_stepwise_counts_steps_it_cannot_use():
@@ -94,14 +94,14 @@ def test_stepwise_picks_the_most_confident_label_and_filters_by_confidence():
         ]
     )
     (pair,) = build_strategy("stepwise", {}).pairs([traj])
-    assert pair.reason is FailureMode.implausible_location
+    assert pair.reason == FailureMode.implausible_location
     assert list(build_strategy("stepwise", {"min_confidence": 0.9}).pairs([traj])) == []
     (only_loop,) = build_strategy("stepwise", {"modes": ["loop"]}).pairs([traj])
-    assert only_loop.reason is FailureMode.loop
+    assert only_loop.reason == FailureMode.loop
 
 
 def test_stepwise_template_writes_a_thought_that_parses_to_the_expert_action():
-    from prefbuild.pairs.common import protocol_for
+    from prefbuild.envs import cached_protocol as protocol_for
 
     traj = loop_trajectory()
     pair = next(iter(build_strategy("stepwise", {"chosen": "template"}).pairs([traj])))
@@ -149,7 +149,7 @@ def test_trajectory_pairs_success_against_failure_truncated_to_chosen_length_plu
     assert sum(m.role is Role.assistant for m in pair.chosen) == 4
     assert sum(m.role is Role.assistant for m in pair.rejected) == 9
     assert pair.rejected[-1].content == act("go to drawer 8")
-    assert pair.reason is FailureMode.task_failure
+    assert pair.reason == FailureMode.task_failure
     assert pair.source.trajectory_id == "bad-1" and pair.source.chosen_trajectory_id == "ok-1"
 
 
@@ -175,7 +175,7 @@ def test_trajectory_first_divergence_is_a_single_turn_pair_with_the_shared_histo
     assert dumps(pair.prompt) == dumps(prompt_messages(bad, 1))
     assert pair.chosen[0].content == act("take mug 1 from cabinet 1")
     assert pair.rejected[0].content == act("go to drawer 1")
-    assert pair.reason is FailureMode.loop
+    assert pair.reason == FailureMode.loop
 
 
 def test_concise_thought_removes_filler_and_trims():
@@ -193,7 +193,7 @@ def test_concise_thought_removes_filler_and_trims():
 
 
 def test_style_pairs_keep_the_identical_valid_action():
-    from prefbuild.pairs.common import protocol_for
+    from prefbuild.envs import cached_protocol as protocol_for
 
     verbose = act(
         "go to cabinet 1", "Certainly! I'd be happy to help. The mug is probably in the cabinet. Let me think."
@@ -227,5 +227,5 @@ def test_style_pairs_keep_the_identical_valid_action():
     assert pair.chosen[0].content == "THOUGHT: The mug is probably in the cabinet.\n ACTION: go to cabinet 1"
     assert pair.rejected[0].content == verbose
     assert protocol.parse(pair.chosen[0].content).action == protocol.parse(pair.rejected[0].content).action
-    assert pair.reason is FailureMode.verbose_filler
+    assert pair.reason == FailureMode.verbose_filler
     assert strategy.stats.dropped == {"action_labelled_bad": 1, "action_not_good": 1}

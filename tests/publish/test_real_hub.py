@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from prefbuild.publish import write_dataset_dir
-from prefbuild.report.card import CardInfo
+from prefbuild.exports.dataset_dir import write_dataset_dir
+from prefbuild.hub.card import CardInfo
 from tests.publish.factories import make_pairs, trl_rows
 
 TOKEN = os.environ.get("PREFBUILD_REAL_HUB_TOKEN")
@@ -26,7 +26,7 @@ CHILD = textwrap.dedent("""
     import sys
     from huggingface_hub import HfApi
     import datasets
-    from prefbuild.publish import publish_dataset_dir
+    from prefbuild.hub.publish import publish_dataset_dir
 
     dataset_dir, name = sys.argv[1], sys.argv[2]
     api = HfApi()

@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from prefbuild.commands_publish import inspect_command
-from prefbuild.inspect import Filters, highlight_terms, inspect_file, render_pair, sample
-from tests.publish.factories import make_pair
+from prefbuild.analysis.text import clip
+from prefbuild.analysis.views import (
+    MAX_STEPS,
+    OBSERVATION_CHARS,
+    OUTPUT_CHARS,
+    Filters,
+    highlight_terms,
+    inspect_file,
+    render_pair,
+    render_trajectory,
+    sample,
+)
+from prefbuild.cli.analysis import inspect_command
+from prefbuild.io.jsonl import write_records
+from tests.publish.factories import make_pair, make_trajectory
 
 
 def invoke(*args: str) -> str:
@@ -81,6 +94,43 @@ def test_errors(run_dir: Path, bad_pairs: Path) -> None:
     assert result.exit_code == 1 and "not a failure mode" in result.output
     result = runner.invoke(inspect_command, [str(run_dir / "trajectories" / "shard-00000.jsonl"), "--strategy", "x"])
     assert result.exit_code == 1 and "applies to pair files" in result.output
-    result = runner.invoke(inspect_command, [str(run_dir)])
-    assert result.exit_code == 1 and "is a directory" in result.output
+    result = runner.invoke(inspect_command, [str(run_dir / "missing.jsonl")])
+    assert result.exit_code == 1
+    assert result.output.strip() == f"error: {run_dir / 'missing.jsonl'}: no such file or directory"
     assert Filters().pair(make_pair(0))
+
+
+def test_run_directory_shows_its_pairs_or_else_its_episodes(simulated_run: Path, run_dir: Path) -> None:
+    pairs = len((simulated_run / "pairs.jsonl").read_text().splitlines())
+    assert f"1 of {pairs} matching pairs in" in invoke(str(simulated_run), "-n", "1")
+    (run_dir / "pairs.jsonl").unlink()
+    assert "1 of 12 matching trajectories" in invoke(str(run_dir), "-n", "1")
+
+
+def test_one_huge_output_is_cut_and_says_how_much(tmp_path: Path) -> None:
+    huge = "x" * 50_000_000
+    trajectory = make_trajectory(1, success=False)
+    steps = [trajectory.steps[0].model_copy(update={"raw_output": huge, "observation": huge})]
+    steps += trajectory.steps[1:]
+    path = tmp_path / "huge.jsonl"
+    write_records(path, [trajectory.model_copy(update={"steps": steps})])
+    output = invoke(str(path), "-n", "1")
+    assert len(output) < 100_000
+    assert f"[{50_000_000 - OUTPUT_CHARS:,} characters cut]" in output
+    assert f"[{50_000_000 - OBSERVATION_CHARS:,} characters cut]" in output
+
+
+def test_long_episodes_show_a_bounded_number_of_steps() -> None:
+    trajectory = make_trajectory(2, success=False)
+    steps = [trajectory.steps[0].model_copy(update={"index": i, "labels": []}) for i in range(MAX_STEPS + 5)]
+    console = Console(record=True, width=120, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(render_trajectory(trajectory.model_copy(update={"steps": steps})))
+    text = console.export_text()
+    assert f"step {MAX_STEPS - 1}" in text and f"step {MAX_STEPS}\n" not in text
+    assert f"5 more steps not shown (of {MAX_STEPS + 5})" in text
+
+
+def test_clip_keeps_head_or_tail() -> None:
+    assert clip("abcdef", 10) == "abcdef"
+    assert clip("abcdef", 2) == "ab… [4 characters cut]"
+    assert clip("abcdef", 2, keep="tail") == "[4 characters cut] …ef"

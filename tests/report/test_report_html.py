@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -11,10 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.commands_publish import report_command
-from prefbuild.report.html import build_report
-from prefbuild.store import write_records
+from prefbuild.analysis.report import build_report
+from prefbuild.cli.analysis import report_command
+from prefbuild.io.jsonl import write_records
 from tests.publish.factories import make_pair
+from tests.report.conftest import SIMULATED_TASKS
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_chromium = pytest.mark.skipif(
@@ -120,3 +122,26 @@ def test_report_renders_in_headless_chromium(run_dir: Path, tmp_path: Path) -> N
     screenshot = tmp_path / "report.png"
     chromium(tmp_path, f"--screenshot={screenshot}", "--window-size=1280,1600", "--hide-scrollbars", out.as_uri())
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 10_000
+
+
+def _report_data(html: str) -> dict:
+    match = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.DOTALL)
+    assert match is not None
+    return json.loads(match.group(1).replace("<\\/", "</"))
+
+
+def test_report_of_a_real_run_counts_each_episode_once(simulated_run: Path) -> None:
+    pairs_on_disk = len((simulated_run / "pairs.jsonl").read_text().splitlines())
+    for html in (build_report(simulated_run), (simulated_run / "report.html").read_text()):  # ours, and `run`'s
+        data = _report_data(html)
+        assert data["trajectory"]["trajectories"] == SIMULATED_TASKS
+        assert set(data["trajectory"]["pass_at_k"]) == {"pass@1"}
+        assert data["pair"]["pairs"] == pairs_on_disk
+        dom = Elements()
+        dom.feed(html)
+        assert sum(int(str(v)) for v in bars(dom, "plot-episode-lengths").values()) == SIMULATED_TASKS
+        assert "Simulated data." in dom.text["simulated-note"]
+
+
+def test_report_of_a_real_model_run_has_no_simulation_note(run_dir: Path) -> None:
+    assert 'id="simulated-note"' not in build_report(run_dir)

@@ -8,20 +8,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.commands_publish import stats_command
+from prefbuild.analysis.stats import collect_stats, estimate_tokens, tokenizer_counter
+from prefbuild.cli.analysis import stats_command
 from prefbuild.errors import PrefbuildError
-from prefbuild.stats import collect_stats, estimate_tokens, pass_at_k
+from tests.report.conftest import SIMULATED_TASKS
 
 
 def test_estimate_tokens() -> None:
     assert estimate_tokens("ACTION: go to desk 1.") == 7
     assert estimate_tokens("") == 0
-
-
-@pytest.mark.parametrize(("n", "c", "k", "expected"), [(3, 0, 1, 0.0), (3, 3, 2, 1.0), (3, 1, 1, 1 / 3),
-                                                        (4, 1, 2, 0.5), (2, 1, 2, 1.0)])
-def test_pass_at_k(n: int, c: int, k: int, expected: float) -> None:
-    assert pass_at_k(n, c, k) == pytest.approx(expected)
 
 
 def test_run_directory_stats(run_dir: Path) -> None:
@@ -68,15 +63,50 @@ def test_bad_file_names_file_and_line(bad_pairs: Path) -> None:
 
 def test_missing_and_empty_inputs(tmp_path: Path) -> None:
     result = CliRunner().invoke(stats_command, [str(tmp_path / "nope.jsonl")])
-    assert result.exit_code == 1 and "no such file" in result.output
-    with pytest.raises(PrefbuildError, match=r"no \.jsonl"):
+    missing = tmp_path / "nope.jsonl"
+    assert result.exit_code == 1 and result.output.strip() == f"error: {missing}: no such file or directory"
+    with pytest.raises(PrefbuildError, match=r"not a run directory"):
         collect_stats(tmp_path)
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(PrefbuildError, match=r"no trajectory or pair records"):
+        collect_stats(tmp_path / "empty.jsonl")
 
 
-def test_run_directory_skips_other_jsonl_but_not_broken_records(run_dir: Path) -> None:
+def test_run_directory_reads_only_the_run_files_and_reports_broken_ones(run_dir: Path) -> None:
     (run_dir / "dataset").mkdir()
     (run_dir / "dataset" / "llamafactory.jsonl").write_text('{"instruction": "x", "output": "y"}\n')
+    (run_dir / "notes.jsonl").write_text("{not json\n")
     assert collect_stats(run_dir)["pair"]["pairs"] == 12
     (run_dir / "trajectories" / "shard-00001.jsonl").write_text("{not json\n")
     result = CliRunner().invoke(stats_command, [str(run_dir)])
     assert result.exit_code == 1 and "shard-00001.jsonl:1" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_real_run_directory_counts_each_episode_once(simulated_run: Path) -> None:
+    episodes_on_disk = sum(1 for path in (simulated_run / "trajectories").glob("*.jsonl")
+                           for line in path.read_text().splitlines() if line.strip())
+    assert episodes_on_disk == SIMULATED_TASKS and (simulated_run / "labelled.jsonl").is_file()
+    stats = collect_stats(simulated_run)
+    assert stats["files"]["trajectory"] == [str(simulated_run / "labelled.jsonl")]
+    trajectory = stats["trajectory"]
+    assert trajectory["trajectories"] == SIMULATED_TASKS and trajectory["tasks"] == SIMULATED_TASKS
+    assert set(trajectory["pass_at_k"]) == {"pass@1"}  # one episode per task: no pass@2 to make up
+    assert trajectory["simulated"] is True
+    assert trajectory["by_teacher_backend"] == [{"teacher_backend": "scripted", "count": SIMULATED_TASKS}]
+    assert sum(row["count"] for row in trajectory["labels_by_mode"]) > 0  # the labelled copy was read
+    pairs_on_disk = len((simulated_run / "pairs.jsonl").read_text().splitlines())
+    assert stats["pair"]["pairs"] == pairs_on_disk
+    result = CliRunner().invoke(stats_command, [str(simulated_run)])
+    assert result.exit_code == 0, result.output
+    assert f"{SIMULATED_TASKS} episodes of {SIMULATED_TASKS} tasks" in result.output
+    assert "simulated data" in result.output
+
+
+def test_tokenizer_must_be_a_local_folder(tmp_path: Path, run_dir: Path) -> None:
+    with pytest.raises(PrefbuildError, match="needs a local tokenizer folder"):
+        tokenizer_counter("Qwen/Qwen3-4B")
+    result = CliRunner().invoke(stats_command, [str(run_dir), "--tokenizer", "Qwen/Qwen3-4B"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --tokenizer Qwen/Qwen3-4B: needs a local tokenizer folder")

@@ -10,7 +10,8 @@ import pytest
 from prefbuild.envs import base as env_base
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import StopReason, prompt_messages
-from prefbuild.rollout import EpisodeRunner, Shard, episode_id, plan_episodes, rollout
+from prefbuild.rollout import EpisodeRunner, Shard, episode_id, order_file, plan_episodes, rollout
+from prefbuild.teachers.base import Completion, Teacher, TeacherRequest
 from tests.rollout.toy import CountEnv, ProgrammedTeacher
 
 RECIPE = """\
@@ -23,9 +24,9 @@ teacher: {backend: scripted, model: toy, concurrency: 3}
 
 @pytest.fixture(autouse=True)
 def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefbuild import envs
+    from prefbuild import registry
 
-    monkeypatch.setitem(envs.BUILTIN_ENVS, "count", "tests.rollout.toy:CountEnv")
+    monkeypatch.setitem(registry.BUILTINS["envs"], "count", "tests.rollout.toy:CountEnv")
     assert issubclass(CountEnv, env_base.Env)
 
 
@@ -39,13 +40,13 @@ def play(policy, **overrides: str):
     runner = EpisodeRunner(r, teacher)
 
     async def collect():
-        return [t async for t in rollout(plan_episodes(r), runner, concurrency=r.teacher.concurrency, window=4)]
+        return [t async for t in rollout(plan_episodes(r), runner, concurrency=r.teacher.concurrency)]
 
     return asyncio.run(collect()), teacher
 
 
 def test_plan_is_stable_and_ids_are_unique() -> None:
-    a, b = plan_episodes(recipe()), plan_episodes(recipe())
+    a, b = list(plan_episodes(recipe())), list(plan_episodes(recipe()))
     assert [e.id for e in a] == [e.id for e in b]
     assert len({e.id for e in a}) == 10
     assert a[1].sample_index == 1 and a[1].task.info.id == a[0].task.info.id
@@ -61,7 +62,7 @@ def test_shards_partition_tasks() -> None:
 
 def test_expert_policy_succeeds_and_history_equals_prompt_messages() -> None:
     trajectories, teacher = play(lambda messages, n: "ACTION: inc")
-    assert [t.id for t in trajectories] == [e.id for e in plan_episodes(recipe())]  # episode order
+    assert sorted(t.id for t in trajectories) == sorted(e.id for e in plan_episodes(recipe()))
     assert all(t.outcome.success and t.outcome.stop_reason is StopReason.success for t in trajectories)
     # Every request the teacher saw is exactly what prompt_messages rebuilds from the record.
     seen = {json.dumps([m.model_dump() for m in r]) for r in teacher.requests}
@@ -92,7 +93,7 @@ def test_protocol_stop_rule_and_missing_action() -> None:
     trajectories, _ = play(lambda messages, n: "ACTION: wait")
     assert {t.outcome.stop_reason for t in trajectories} == {StopReason.protocol_stop}
     assert all(len(t.steps) == 4 for t in trajectories)
-    assert trajectories[0].steps[-1].info["stop"] == "three identical outputs"
+    assert trajectories[0].steps[-1].facts.stop == "three identical outputs"
     trajectories, _ = play(lambda messages, n: "I am not sure what to do.")
     assert all(len(t.steps) == 1 and t.steps[0].action is None for t in trajectories)
     assert {t.outcome.stop_reason for t in trajectories} == {StopReason.protocol_stop}
@@ -123,3 +124,41 @@ def test_samples_get_distinct_reproducible_seeds() -> None:
 
     asyncio.run(collect())
     assert seeds == [10, 11]
+
+
+def test_a_long_episode_does_not_hold_back_the_ones_behind_it() -> None:
+    """Completion order: short episodes finish while the first (slow) one is still running."""
+
+    class SlowFirst(Teacher):
+        backend = "programmed"
+        model = "slow-first"
+
+        def __init__(self, slow_prompt: str) -> None:
+            self.slow_prompt = slow_prompt
+
+        async def complete(self, request: TeacherRequest) -> list[Completion]:
+            await asyncio.sleep(0.05 if request.messages[0].content == self.slow_prompt else 0)
+            return [Completion("ACTION: inc", "stop", 1, 1, 0.0)]
+
+    r = recipe()
+    first = next(iter(plan_episodes(r)))
+    runner = EpisodeRunner(r, SlowFirst(f"Reach {first.task.payload}. Answer 'ACTION: inc' or 'ACTION: done'."))
+
+    async def collect() -> list[str]:
+        return [t.id async for t in rollout(plan_episodes(r), runner, concurrency=3)]
+
+    finished = asyncio.run(collect())
+    planned = [e.id for e in plan_episodes(r)]
+    assert sorted(finished) == sorted(planned)
+    assert finished != planned  # the slow first episode did not block the ones after it
+
+
+def test_order_file_puts_lines_in_plan_order_and_leaves_ordered_files_alone(tmp_path) -> None:
+    path = tmp_path / "episodes.jsonl"
+    lines = [f'{{"schema_version":"1.0","id":"e{n}","x":{n}}}\n' for n in (2, 0, 1)]
+    path.write_text("".join(lines))
+    assert order_file(path, {"e0": 0, "e1": 1, "e2": 2})
+    assert path.read_text() == "".join([lines[1], lines[2], lines[0]])
+    before = path.stat().st_mtime_ns
+    assert not order_file(path, {"e0": 0, "e1": 1, "e2": 2})
+    assert path.stat().st_mtime_ns == before

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from prefbuild.errors import PrefbuildError
-from prefbuild.generate import generate
-from prefbuild.merge import merge_run_dirs
+from prefbuild.io.merge import merge_run_dirs
+from prefbuild.io.rundir import finished_episode_ids, read_manifest
 from prefbuild.recipe import load_recipe_text
-from prefbuild.rundir import finished_episode_ids, read_manifest
+from prefbuild.rollout.generate import generate
 from tests.rollout.toy import ProgrammedTeacher
 
 RECIPE = """\
@@ -24,9 +24,9 @@ teacher: {backend: openai, model: toy, base_urls: ["${TOY_URL:-http://127.0.0.1:
 
 @pytest.fixture(autouse=True)
 def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefbuild import envs
+    from prefbuild import registry
 
-    monkeypatch.setitem(envs.BUILTIN_ENVS, "count", "tests.rollout.toy:CountEnv")
+    monkeypatch.setitem(registry.BUILTINS["envs"], "count", "tests.rollout.toy:CountEnv")
 
 
 def loaded(*overrides: str):

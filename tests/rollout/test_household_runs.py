@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from prefbuild.io.jsonl import read_records
 from prefbuild.records import Trajectory
-from prefbuild.store import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def generate_cli(out: Path, *extra: str, wait: bool = True) -> subprocess.Popen[str] | subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "prefbuild.cli", "generate", "simulate", "--out", str(out), "--quiet", *extra]
+    command = [sys.executable, "-m", "prefbuild", "generate", "simulate", "--out", str(out), "--quiet", *extra]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     if wait:
         return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, check=False, timeout=300)

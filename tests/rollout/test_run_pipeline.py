@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefbuild.cli import main
+from prefbuild.cli.main import main
+from prefbuild.io.jsonl import read_records
+from prefbuild.io.rundir import read_manifest
 from prefbuild.records import Pair
-from prefbuild.rundir import read_manifest
-from prefbuild.store import read_records
 
 
 def run_recipe(tmp_path: Path, recipe: str, *overrides: str) -> tuple[Path, str]:

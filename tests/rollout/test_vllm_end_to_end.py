@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from prefbuild.generate import generate
+from prefbuild.io.jsonl import read_records
 from prefbuild.recipe import load_recipe
 from prefbuild.records import Trajectory, prompt_messages
-from prefbuild.store import read_records
+from prefbuild.rollout.generate import generate
 
 pytestmark = pytest.mark.vllm
 

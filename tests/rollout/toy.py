@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, ParsedOutput, Protocol, StepResult
-from prefbuild.records import Message, TaskInfo
+from prefbuild.records import Message, StepFacts, TaskInfo
 from prefbuild.teachers.base import Completion, Teacher, TeacherError, TeacherRequest
 
 
@@ -62,8 +62,8 @@ class CountEnv(Env):
         if action == "inc":
             self.value += 1
             won = self.value == self.target
-            return StepResult(f"value {self.value}", 1.0 if won else 0.0, won, {"valid": True, "won": won})
-        return StepResult("Nothing happens.", 0.0, False, {"valid": False, "won": False})
+            return StepResult(f"value {self.value}", 1.0 if won else 0.0, won, facts=StepFacts(won=won), valid=True)
+        return StepResult("Nothing happens.", 0.0, False, facts=StepFacts(won=False), valid=False)
 
     def expert_action(self) -> str | None:
         return "inc" if self.value < self.target else None

@@ -8,7 +8,7 @@ from prefbuild.envs.base import EnvTask
 from prefbuild.envs.sql.env import SqlEnv, task_info
 from prefbuild.envs.sql.items import SqlItem
 from prefbuild.envs.sql.protocol import DBBenchProtocol
-from prefbuild.records import EnvInfo, Outcome, Step, StopReason, TeacherInfo, Trajectory
+from prefbuild.records import EnvInfo, Outcome, Step, StepFacts, StopReason, TeacherInfo, Trajectory
 
 TABLE = "Table of Year, Title, and Role"
 COLUMNS = ("Year", "Title", "Role", "Notes/Extra")
@@ -64,7 +64,8 @@ def play(task: EnvTask, turns: Sequence[str], **env_options: object) -> Trajecto
                 feedback=result.observation,
                 reward=result.reward,
                 done=result.done,
-                info={key: value for key, value in result.info.items() if key != "valid"},
+                facts=result.facts or StepFacts(),
+                info=dict(result.info),
             )
         )
         observation = result.observation

@@ -16,11 +16,11 @@ from prefbuild.envs.sql.generator import table_fingerprint
 from prefbuild.envs.sql.items import MUTATION_TYPES, QUERY_TYPES, TASK_TYPES
 from prefbuild.envs.sql.loader import SqlDataError
 from prefbuild.envs.sql.protocol import DBBenchProtocol
+from prefbuild.simulation import failure_action
 
 from .helpers import answer, make_item, make_task, operation, play
 
 DATA = Path(__file__).parent / "data" / "dbbench_sample.jsonl"
-STEP_KEYS = {"valid", "won", "sql_error", "executed_sql", "answer", "mutated"}
 
 
 def run_expert(env: SqlEnv, task, protocol: DBBenchProtocol) -> tuple[bool, int]:
@@ -31,7 +31,7 @@ def run_expert(env: SqlEnv, task, protocol: DBBenchProtocol) -> tuple[bool, int]
         parsed = protocol.parse(protocol.render(action))
         assert parsed.action == action and parsed.format_ok
         result = env.step(parsed.action)
-        assert set(result.info) >= STEP_KEYS
+        assert result.facts is not None and result.facts.sql is not None and result.valid is not None
         if result.done:
             return result.won, turn + 1
     raise AssertionError("the expert did not finish")
@@ -121,7 +121,7 @@ def test_turn_limit_counts_operations() -> None:
     assert last.done and not last.won and last.info["status"] == "task limit reached"
     assert last.info["operations"] == 3 and last.observation == ""
     after = env.step(actions.answer(' ["Montréal"]'))
-    assert after.done and not after.info["valid"]
+    assert after.done and not after.valid
 
 
 def test_answer_after_the_last_operation_still_counts() -> None:
@@ -142,13 +142,13 @@ def test_step_info_and_reward() -> None:
     bad, good, final = trajectory.steps
     assert (
         bad.valid is False
-        and bad.info["sql_error"].startswith("1054 (42S22)")
-        and bad.feedback == bad.info["sql_error"]
+        and bad.facts.sql.error.startswith("1054 (42S22)")
+        and bad.feedback == bad.facts.sql.error
     )
-    assert good.valid and good.info["sql_error"] is None and good.feedback == "[('Montréal',)]"
-    assert good.info["executed_sql"].endswith("= 'Johnson'") and good.info["mutated"] is False
-    assert final.info["answer"] == ' ["Montréal"]' and final.info["won"] and final.reward == 1.0 and final.done
-    assert final.info["expected"] == ["Montréal"]
+    assert good.valid and good.facts.sql.error is None and good.feedback == "[('Montréal',)]"
+    assert good.facts.sql.executed.endswith("= 'Johnson'") and good.facts.sql.mutated is False
+    assert final.facts.sql.answer == ' ["Montréal"]' and final.facts.won and final.reward == 1.0 and final.done
+    assert final.facts.sql.expected == ["Montréal"]
 
 
 def test_validation_failure_ends_the_episode_but_mutations_are_still_scored() -> None:
@@ -156,7 +156,7 @@ def test_validation_failure_ends_the_episode_but_mutations_are_still_scored() ->
     env = SqlEnv()
     scratch_task = make_task(make_item("INSERT", label=(), reference_sql=reference))
     env.reset(scratch_task)  # no answer_md5: the target is the reference replayed on a fresh copy
-    assert env.step(actions.operation(reference)).info["mutated"]
+    assert env.step(actions.operation(reference)).facts.sql.mutated
     result = env.step(DBBenchProtocol().parse("I am done, it is inserted.").action or "")
     assert result.done and result.won and result.info["status"] == "agent validation failed"
     query = play(make_task(make_item()), ["Action: Operation\nSELECT 1"])
@@ -168,21 +168,21 @@ def test_failure_actions() -> None:
     task = make_task(make_item())
     env = SqlEnv()
     env.reset(task)
-    premature = env.failure_action("premature_success", rng)
+    premature = failure_action(env, "premature_success", rng)
     assert premature is not None and premature.startswith("Answer: [")
     for mode in ("invalid_action", "sql_error"):
         for _ in range(10):
-            broken = env.failure_action(mode, rng)
+            broken = failure_action(env, mode, rng)
             assert broken is not None and broken.startswith("Operation: ")
             scratch = SqlEnv()
             scratch.reset(task)
-            assert scratch.step(broken).info["sql_error"]
-    assert env.failure_action("loop", rng) is None
-    assert env.failure_action("implausible_location", rng) is None
+            assert scratch.step(broken).facts.sql.error
+    assert failure_action(env, "loop", rng) is None
+    assert failure_action(env, "implausible_location", rng) is None
     env.step(actions.operation("SELECT `Title` FROM `Table of Year, Title, and Role`"))
-    assert env.failure_action("premature_success", rng) is None  # it has queried now
-    assert env.failure_action("loop", rng) == "Operation: SELECT `Title` FROM `Table of Year, Title, and Role`"
-    wrong = env.failure_action("wrong_answer", rng)
+    assert failure_action(env, "premature_success", rng) is None  # it has queried now
+    assert failure_action(env, "loop", rng) == "Operation: SELECT `Title` FROM `Table of Year, Title, and Role`"
+    wrong = failure_action(env, "wrong_answer", rng)
     assert wrong is not None and not env.step(wrong).won
     mutation = SqlEnv()
     mutation.reset(
@@ -190,7 +190,7 @@ def test_failure_actions() -> None:
             make_item("UPDATE", label=(), reference_sql="UPDATE `Table of Year, Title, and Role` SET `Role` = 'x'")
         )
     )
-    assert not mutation.step(mutation.failure_action("premature_success", rng) or "").won
+    assert not mutation.step(failure_action(mutation, "premature_success", rng) or "").won
 
 
 UPDATE_REFERENCE = "UPDATE `Table of Year, Title, and Role` SET `Role` = 'Palestine' WHERE `Role` = 'Amos Oz'"
@@ -217,12 +217,12 @@ def test_expert_repairs_a_damaged_table(kind: str, reference: str, damage: list[
     env.reset(make_task(make_item(kind, label=(), reference_sql=reference)))
     assert env.expert_action() == actions.operation(reference)
     for sql in damage:
-        assert env.step(actions.operation(sql)).info["sql_error"] is None
+        assert env.step(actions.operation(sql)).facts.sql.error is None
     assert env.progress() == 0.0
     statements = []
     while (action := env.expert_action()) is not None and action.startswith("Operation: "):
         statements.append(action)
-        assert env.step(action).info["sql_error"] is None
+        assert env.step(action).facts.sql.error is None
         assert len(statements) <= 5
     assert len(statements) == repairs and env.progress() == 1.0
     assert env.step(action or "").won

@@ -259,6 +259,6 @@ def test_env_survives_hostile_actions(workdir: Path) -> None:
     env.reset(task)
     for sql in known_attacks(workdir)[:40]:
         result = env.step(actions.operation(sql))
-        assert not result.done and result.info["sql_error"] and result.valid is False
+        assert not result.done and result.facts.sql.error and result.valid is False
     assert env.step(actions.answer(' ["Montréal"]')).won
     _assert_clean(workdir)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.sql_labelers import (
+from prefbuild.labelers.sql.labelers import (
     SQL_LABELERS,
     SqlErrorLabeler,
     SqlLoopLabeler,
@@ -30,7 +30,7 @@ def test_registry() -> None:
     assert set(SQL_LABELERS) == {"sql_error", "wrong_answer", "premature_success", "loop"}
     for name, cls in SQL_LABELERS.items():
         assert issubclass(cls, Labeler) and cls.envs == ("sql",)
-        assert cls.mode.value == name
+        assert cls.mode == name
     assert SqlErrorLabeler().applies_to(play(QUERY_TASK, [answer(" []")]))
 
 
@@ -55,7 +55,7 @@ def test_sql_error_quotes_the_error_and_rates_repeats_higher() -> None:
     assert [label.step for label in labels] == [0, 1]
     assert "1064 (42000)" in labels[0].evidence and "1054 (42S22): Unknown column 'Name'" in labels[1].evidence
     assert labels[1].confidence > labels[0].confidence
-    assert all(label.mode is FailureMode.sql_error and label.labeler == "sql_error@1" for label in labels)
+    assert all(label.mode == FailureMode.sql_error and label.labeler == "sql_error@1" for label in labels)
 
 
 def test_wrong_answer() -> None:

@@ -8,13 +8,14 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from prefbuild import models
+from prefbuild import registry
+from prefbuild.cli.teachers import models_command
+from prefbuild.simulation.scripted import ScriptedTeacher
 from prefbuild.teachers import available_backends, build_sampling, make_teacher
+from prefbuild.teachers import embedded as models
 from prefbuild.teachers.base import Sampling, Teacher
-from prefbuild.teachers.cli import models_command
 from prefbuild.teachers.config import TeacherConfigError, parse_teacher_config
 from prefbuild.teachers.openai_backend import OpenAITeacher
-from prefbuild.teachers.scripted import ScriptedTeacher
 
 
 @pytest.mark.parametrize(
@@ -24,7 +25,10 @@ from prefbuild.teachers.scripted import ScriptedTeacher
         ({"backend": "openai", "retries": {"max_attempts": 0}}, r"teacher\.retries\.max_attempts: .*greater than"),
         ({"backend": "openai", "temprature": 1}, r"teacher\.temprature: Extra inputs are not permitted"),
         ({"backend": "openai", "model": "m"}, r"teacher\.base_urls: the openai backend needs"),
-        ({"backend": "nope"}, r"teacher\.backend: unknown backend 'nope'; known: openai, scripted, transformers, vllm"),
+        (
+            {"backend": "nope"},
+            r"teacher\.backend: unknown teacher backend 'nope'; known: openai, vllm, transformers, scripted",
+        ),
         ({"backend": "scripted", "scripted": {"loop": 1.5}}, r"teacher\.scripted\.loop: a rate must be in \[0, 1\]"),
     ],
 )
@@ -98,10 +102,12 @@ def test_third_party_backend_from_entry_point(tmp_path, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-teacher\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[prefbuild.teachers]\necho = echo_teacher:EchoTeacher\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    registry.clear_cache()
     assert "echo" in available_backends()
     teacher = make_teacher({"backend": "echo", "options": {"greeting": "hello"}})
     assert isinstance(teacher, Teacher) and teacher.model == "hello"
     sys.modules.pop("echo_teacher", None)
+    registry.clear_cache()
 
 
 def test_models_path_and_prepare_commands():

@@ -17,11 +17,12 @@ from typing import Any, ClassVar
 import pytest
 
 from prefbuild.envs.base import Env, EnvTask, ParsedOutput, Protocol, StepResult
-from prefbuild.records import Message, TaskInfo
+from prefbuild.records import Message, StepFacts, TaskInfo
+from prefbuild.simulation import register_mistake_maker
+from prefbuild.simulation.scripted import ENGLISH_FILLER, JAPANESE_FILLER, ScriptedTeacher
 from prefbuild.teachers import make_teacher
-from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
+from prefbuild.teachers.base import EnvView, Sampling, TeacherError, TeacherRequest
 from prefbuild.teachers.config import TeacherConfigError
-from prefbuild.teachers.scripted import ENGLISH_FILLER, JAPANESE_FILLER, ScriptedContext, ScriptedTeacher
 
 RATES = {
     "loop": 0.10,
@@ -94,8 +95,9 @@ class CorridorEnv(Env):
         if action == f"go to room {self.position + 1}":
             self.position += 1
             done = self.position == self.length
-            return StepResult(f"You are in room {self.position}.", float(done), done, {"valid": True, "won": done})
-        return StepResult("Nothing happens.", 0.0, False, {"valid": False})
+            room = f"You are in room {self.position}."
+            return StepResult(room, float(done), done, facts=StepFacts(won=done), valid=True)
+        return StepResult("Nothing happens.", 0.0, False, valid=False)
 
     def expert_action(self) -> str | None:
         return f"go to room {self.position + 1}"
@@ -108,6 +110,9 @@ class CorridorEnv(Env):
         return None
 
 
+register_mistake_maker("corridor", lambda env, mode, rng: env.failure_action(mode, rng))
+
+
 async def play(teacher: ScriptedTeacher, *, seed: int, episode: int, steps: int) -> list[tuple[Any, ...]]:
     """One episode; returns (text, simulated, expert, parsed, valid) per step."""
     env, protocol = CorridorEnv(), TaggedProtocol()
@@ -116,8 +121,8 @@ async def play(teacher: ScriptedTeacher, *, seed: int, episode: int, steps: int)
     record = []
     for index in range(steps):
         expert = env.expert_action()
-        context = ScriptedContext(env, protocol, index, tuple(outputs), seed=seed, episode_id=f"episode-{episode}")
-        request = TeacherRequest([Message(role="user", content="go on")], Sampling(), context=context)
+        context = EnvView(env, protocol, index, tuple(outputs), seed=seed, episode_id=f"episode-{episode}")
+        request = TeacherRequest([Message(role="user", content="go on")], Sampling(), env_view=context)
         [completion] = await teacher.complete(request)
         parsed = protocol.parse(completion.text)
         valid = env.step(parsed.action).valid if parsed.action and not parsed.final else None
@@ -189,8 +194,8 @@ def test_same_seed_same_outputs_in_any_order_and_other_seeds_differ():
 
 def test_n_samples_differ_and_count_whitespace_tokens():
     env, protocol = CorridorEnv(), TaggedProtocol()
-    context = ScriptedContext(env, protocol, 3, ("ACTION: go to room 1",), seed=1, episode_id="e")
-    request = TeacherRequest([Message(role="user", content="three words here")], Sampling(n=8), context=context)
+    context = EnvView(env, protocol, 3, ("ACTION: go to room 1",), seed=1, episode_id="e")
+    request = TeacherRequest([Message(role="user", content="three words here")], Sampling(n=8), env_view=context)
     completions = asyncio.run(ScriptedTeacher({"verbose_filler": 0.5, "loop": 0.5}).complete(request))
     assert len(completions) == 8
     assert len({c.text for c in completions}) > 1
@@ -214,7 +219,7 @@ def test_bad_rates_and_missing_context_are_clear_errors():
         make_teacher({"backend": "scripted", "scripted": {"loop": 0.6, "verbose_filler": 0.6}})
     teacher = make_teacher({"backend": "scripted", "scripted": {"loop": 0.2}})
     assert teacher.backend == "scripted"
-    with pytest.raises(TeacherError, match=r"needs TeacherRequest\.context to be a ScriptedContext"):
+    with pytest.raises(TeacherError, match=r"needs TeacherRequest\.env_view"):
         asyncio.run(teacher.complete(TeacherRequest([Message(role="user", content="x")], Sampling())))
 
 
@@ -229,8 +234,8 @@ def test_household_env_with_every_protocol():
         outputs: list[str] = []
         simulated = Counter()
         for index in range(40):
-            context = ScriptedContext(env, protocol, index, tuple(outputs), seed=0, episode_id=protocol_name)
-            request = TeacherRequest([Message(role="user", content="go")], Sampling(), context=context)
+            context = EnvView(env, protocol, index, tuple(outputs), seed=0, episode_id=protocol_name)
+            request = TeacherRequest([Message(role="user", content="go")], Sampling(), env_view=context)
             expert = env.expert_action()
             if expert is None:
                 break

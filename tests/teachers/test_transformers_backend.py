@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from prefbuild.models import EMBEDDED_MODEL_NAME, ensure_embedded_model
 from prefbuild.records import Message
 from prefbuild.teachers import make_teacher
 from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
+from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, ensure_embedded_model
 from prefbuild.teachers.transformers_backend import TransformersTeacher
 
 COUNT = "Count from 1 to 10, one number per line."

@@ -14,10 +14,10 @@ import socket
 import pytest
 from click.testing import CliRunner
 
+from prefbuild.cli.teachers import serve_command
 from prefbuild.records import Message
 from prefbuild.teachers import make_teacher
 from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
-from prefbuild.teachers.cli import serve_command
 from prefbuild.teachers.openai_backend import OpenAITeacher
 from tests.plugins.vllm_server import process_group_members
 

@@ -6,17 +6,15 @@ strategies try several actions from one state; ``expert_steps_remaining`` ranks 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
-from prefbuild.envs.household import catalog, priors
 from prefbuild.envs.household.engine import DIALECTS, Engine, Snapshot
 from prefbuild.envs.household.expert import DEFAULT_LIMIT, EXPERTS, ORACLE, expert_action, plan_length
 from prefbuild.envs.household.protocols import PROTOCOLS
 from prefbuild.envs.household.tasks import HouseholdTask, check_split, iter_tasks, resolve_task_types
-from prefbuild.records import TaskInfo
+from prefbuild.records import StepFacts, TaskInfo
 
 INTROS: tuple[str, ...] = ("benchmark", "raw")
 _OPTIONS = ("close_after_search",)
@@ -125,7 +123,9 @@ class HouseholdEnv(Env):
             observation=observation,
             reward=1.0 if won else 0.0,
             done=won,
-            info={"valid": valid, "won": won, "command": command},
+            info={"command": command},
+            facts=StepFacts(won=won),
+            valid=valid,
         )
 
     def admissible_actions(self) -> list[str]:
@@ -175,51 +175,3 @@ class HouseholdEnv(Env):
     def __deepcopy__(self, memo: dict[int, Any]) -> HouseholdEnv:
         return self.clone()
 
-    # --- simulated failures --------------------------------------------------------------------
-
-    def failure_action(self, mode: str, rng: random.Random) -> str | None:
-        if mode == "implausible_location":
-            return self._implausible_location(rng)
-        if mode == "invalid_action":
-            return self._hallucinated(rng)
-        return None
-
-    def _needed_receptacles(self) -> set[int]:
-        e = self.engine
-        goal = e.goal
-        needed = set(e.dest_receptacles)
-        needed.update(e.where[o] for o in (*e.target_objects, *e.lamps) if e.where[o] >= 0)
-        if goal.state is not None:
-            needed.update(e.c.receptacles_of_type(catalog.STATE_RULES[goal.state][1]))
-        return needed
-
-    def _implausible_location(self, rng: random.Random) -> str | None:
-        """``go to``/``open`` a receptacle where the goal object is implausible and the task has no use."""
-        e = self.engine
-        c = e.c
-        needed = self._needed_receptacles()
-        commands = []
-        for r, r_type in enumerate(c.r_type):
-            if r in needed or priors.is_plausible(e.goal.object_type, r_type):
-                continue
-            if c.r_loc[r] != e.loc:
-                commands.append(c.cmd_goto[r])
-            elif c.r_openable[r] and not e.opened[r]:
-                commands.append(c.cmd_open[r])
-        return rng.choice(sorted(commands)) if commands else None
-
-    def _hallucinated(self, rng: random.Random) -> str:
-        """A command naming an object that does not exist (``take knife 7 from countertop 1``)."""
-        e = self.engine
-        c = e.c
-        kinds = sorted({e.goal.object_type, *catalog.ROOM_OBJECTS[c.scene.room]})
-        kind = e.goal.object_type if rng.random() < 0.6 else rng.choice(kinds)
-        fake = f"{kind} {len(c.objects_of_type(kind)) + rng.randint(1, 5)}"
-        here = [c.r_name[r] for r in c.loc_receps[e.loc]] or [rng.choice(c.r_name)]
-        recep = rng.choice(here)
-        if e.held >= 0:
-            return rng.choice(
-                (f"examine {fake}", f"use {fake}", f"heat {fake} with {recep}", f"clean {fake} with {recep}")
-            )
-        put = f"move {fake} to {recep}" if e.modern else f"put {fake} in/on {recep}"
-        return rng.choice((f"take {fake} from {recep}", f"take {fake} from {recep}", put, f"examine {fake}"))

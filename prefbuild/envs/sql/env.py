@@ -17,7 +17,6 @@ a ``Final Answer:`` line written beside that operation is not read, unlike the b
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,7 +30,7 @@ from prefbuild.envs.sql.items import TASK_TYPES, SqlItem
 from prefbuild.envs.sql.loader import load_items, parse_item
 from prefbuild.envs.sql.protocol import DBBenchProtocol
 from prefbuild.envs.sql.repair import repair_statement
-from prefbuild.records import TaskInfo
+from prefbuild.records import SqlFacts, StepFacts, TaskInfo
 
 MAX_ROUND = 15
 STATUS_RUNNING = "running"
@@ -156,6 +155,34 @@ class SqlEnv(Env):
         info = {"task_id": task.info.id, "type": item.type, "max_round": self.max_round}
         return item.prompt, info
 
+    # -- read-only view of the episode (the simulation's mistake maker reads it) ------------
+
+    @property
+    def item(self) -> SqlItem | None:
+        """The current task item; None before ``reset``."""
+        return self._item
+
+    @property
+    def finished(self) -> bool:
+        return self._done
+
+    @property
+    def executed_statements(self) -> list[str]:
+        """Every statement run so far in this episode, in order."""
+        return list(self._executed)
+
+    @property
+    def successful_queries(self) -> int:
+        return self._successful_queries
+
+    @property
+    def successful_mutations(self) -> int:
+        return self._successful_mutations
+
+    def new_sandbox(self, item: SqlItem) -> SqlSandbox:
+        """A fresh database holding ``item``'s table, with this env's limits."""
+        return self._new_sandbox(item)
+
     def _new_sandbox(self, item: SqlItem) -> SqlSandbox:
         return SqlSandbox(
             item.table_name, item.columns, item.rows, timeout_s=self.timeout_s, reply_limit=self.reply_limit
@@ -186,7 +213,7 @@ class SqlEnv(Env):
 
     def step(self, action: str) -> StepResult:
         if self._done or self._item is None or self._sandbox is None:
-            return StepResult("", 0.0, True, self._info(valid=False, kind="none", status="episode is over"))
+            return _result("", 0.0, True, self._info(valid=False, kind="none", status="episode is over"))
         parsed = actions.parse_action(action)
         if parsed.kind == "operation":
             if self._operations >= self.max_round:
@@ -217,7 +244,7 @@ class SqlEnv(Env):
             mutated=result.mutated,
         )
         info["statement"] = result.kind
-        return StepResult(result.reply, 0.0, False, info)
+        return _result(result.reply, 0.0, False, info)
 
     def _finish(self, answer: str, status: str, *, valid: bool, kind: str, reason: str | None = None) -> StepResult:
         item, sandbox = self._item, self._sandbox
@@ -236,7 +263,7 @@ class SqlEnv(Env):
         info["won"] = won
         info["final"] = True
         self._done, self._won = True, won
-        return StepResult("", 1.0 if won else 0.0, True, info)
+        return _result("", 1.0 if won else 0.0, True, info)
 
     def _info(
         self,
@@ -308,64 +335,6 @@ class SqlEnv(Env):
         )
         return done if statement is None else actions.operation(statement)
 
-    def failure_action(self, mode: str, rng: random.Random) -> str | None:
-        """``premature_success``: answer before any query (or before a mutation ran);
-        ``invalid_action``/``sql_error``: a statement that fails (unknown column, bad quoting, T-SQL);
-        ``loop``: the last statement again; ``wrong_answer``: a plausible wrong answer to a query."""
-        item = self._item
-        if self._done or item is None:
-            return None
-        if mode == "premature_success":
-            if item.mutation:
-                return None if self._successful_mutations else actions.answer(' ["Done"]')
-            return None if self._successful_queries else actions.answer(" " + answer_literal([self._wrong_value(rng)]))
-        if mode in ("invalid_action", "sql_error"):
-            return self._broken_statement(rng)
-        if mode == "loop":
-            return actions.operation(self._executed[-1]) if self._executed else None
-        if mode == "wrong_answer" and not item.mutation:
-            return actions.answer(" " + answer_literal([self._wrong_value(rng)]))
-        return None
-
-    def _wrong_value(self, rng: random.Random) -> str:
-        item = self._item
-        assert item is not None
-        expected = {str(value).casefold() for value in item.label}
-        cells = [
-            str(cell) for row in item.rows for cell in row if cell is not None and str(cell).casefold() not in expected
-        ]
-        if cells:
-            return rng.choice(cells)
-        return "none" if "none" not in expected else "0"
-
-    def _broken_statement(self, rng: random.Random) -> str | None:
-        item = self._item
-        assert item is not None
-        table = item.table_name
-        column = rng.choice(item.columns)
-        known = {name.casefold() for name in item.columns}
-        wrong = "_".join("".join(ch if ch.isalnum() else " " for ch in column.lower()).split()) or "col"
-        while wrong.casefold() in known:
-            wrong += "_name"
-        candidates = [
-            f"SELECT {ident(wrong)} FROM {ident(table)}",
-            f"SELECT * FROM {ident(table)} WHERE {wrong} = 'x'",
-            f'SELECT * FROM "{table}"',
-            f"SELECT TOP 1 * FROM {ident(table)}",
-            f"SELECT [{column}] FROM {ident(table)}",
-        ]
-        if table != "".join(ch for ch in table if ch.isalnum() or ch == "_"):
-            candidates.append(f"SELECT * FROM {table}")
-        rng.shuffle(candidates)
-        scratch = self._new_sandbox(item)
-        try:
-            for sql in candidates:
-                if scratch.execute(sql).error is not None:
-                    return actions.operation(sql)
-        finally:
-            scratch.close()
-        return None
-
     def progress(self) -> float | None:
         item = self._item
         if item is None:
@@ -375,3 +344,22 @@ class SqlEnv(Env):
         if self._done:
             return 1.0 if self._won else (0.5 if self._reference_seen() else 0.0)
         return 0.5 if self._reference_seen() else 0.0
+
+
+def _result(observation: str, reward: float, done: bool, info: dict[str, Any]) -> StepResult:
+    """A ``StepResult`` whose typed facts carry what the env knows about the turn; ``info``
+    keeps the display extras (status, operations used)."""
+    kind = info.get("kind")
+    sql = SqlFacts(
+        turn=kind if kind in ("operation", "answer", "invalid") else None,
+        statement=info.get("statement"),
+        executed=info.get("executed_sql"),
+        error=info.get("sql_error"),
+        mutated=bool(info.get("mutated")) if kind == "operation" else None,
+        answer=info.get("answer") if kind == "answer" else None,
+        expected=info.get("expected"),
+        table_hash=info.get("table_hash"),
+    )
+    facts = StepFacts(won=bool(info.get("won")), final=bool(info.get("final")), sql=sql)
+    extras = {key: info[key] for key in ("status", "operations", "reason") if key in info}
+    return StepResult(observation, reward, done, extras, facts=facts, valid=info.get("valid"))

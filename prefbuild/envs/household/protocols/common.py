@@ -34,7 +34,6 @@ KIND_TO_TYPE: dict[str, str] = {
 }
 _KIND_ALIASES = {"look": "examine", "pick_and_place_simple": "put", "two": "puttwo", "put_two": "puttwo"}
 COMPLETION_RE = re.compile(r"^\W*task\W+succeeded\W*$", re.IGNORECASE)
-FENCE_RE = re.compile(r"^\s*```[\w-]*\s*$")
 
 
 def task_kind(task_type: str) -> str:
@@ -80,13 +79,6 @@ def available_actions(admissible: list[str] | tuple[str, ...] | None) -> str:
 def is_completion_claim(action: str | None) -> bool:
     """True for ``Task succeeded.`` in any case or punctuation."""
     return action is not None and bool(COMPLETION_RE.match(action))
-
-
-def strip_fences(text: str) -> tuple[str, bool]:
-    """Remove markdown code-fence lines; returns the text and whether any fence was found."""
-    lines = text.split("\n")
-    kept = [line for line in lines if not FENCE_RE.match(line)]
-    return "\n".join(kept), len(kept) != len(lines)
 
 
 @dataclass

@@ -24,9 +24,9 @@ from prefbuild.envs.household.protocols.common import (
     clean_action,
     is_completion_claim,
     strip_arrival,
-    strip_fences,
 )
 from prefbuild.records import Message, Role
+from prefbuild.tooluse.hermes import strip_fence_lines
 
 INSTRUCTION = "Interact with a household to solve a task. Here are two examples.\n"
 TASK_PREFIX = "Here is the task.\n"
@@ -65,7 +65,7 @@ class ReActProtocol(Protocol):
             return ParsedOutput(thought=None, action=None, format_ok=False, problems=("empty output",))
         normalized: list[str] = []
         problems: list[str] = []
-        body, fenced = strip_fences(text)
+        body, fenced = strip_fence_lines(text)
         if fenced:
             normalized.append("markdown fence")
             problems.append("markdown fence")

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 
 from prefbuild.envs.base import ParsedOutput
-from prefbuild.envs.household.protocols.common import clean_action, is_completion_claim, strip_fences
+from prefbuild.envs.household.protocols.common import clean_action, is_completion_claim
+from prefbuild.tooluse.hermes import strip_fence_lines
 
 _ACTION_TAG = re.compile(r"(?<![\w*])(?P<tag>\*{0,2}(?:action|act)(?:\*{1,2})?\s*:(?:\*{1,2})?)", re.IGNORECASE)
 _THOUGHT_TAG = re.compile(
@@ -42,7 +43,7 @@ def parse_tagged(text: str, style: TagStyle) -> ParsedOutput:
     problems: list[str] = []
     if not isinstance(text, str) or not text.strip():
         return ParsedOutput(thought=None, action=None, format_ok=False, problems=("empty output",))
-    body, fenced = strip_fences(text)
+    body, fenced = strip_fence_lines(text)
     if fenced:
         normalized.append("markdown fence")
         problems.append("markdown fence")

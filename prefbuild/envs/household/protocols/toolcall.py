@@ -14,7 +14,6 @@ renders chosen turns the same way, so the text is what a Qwen/Hermes chat templa
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -26,9 +25,10 @@ from prefbuild.envs.household.protocols.common import (
     clean_action,
     is_completion_claim,
     strip_arrival,
-    strip_fences,
 )
-from prefbuild.records import Message, Role
+from prefbuild.records import Message, Role, ToolCall
+from prefbuild.tooluse.hermes import parse_tool_turn, render_tool_turn
+from prefbuild.tooluse.protocol import NO_TOOL_CALL_REPLY
 
 INSTRUCTION = (
     "Interact with a household to solve a task. Imagine you are an intelligent agent in a household environment "
@@ -47,7 +47,6 @@ INSTRUCTION = (
     "and think when necessary."
 )
 TASK_PREFIX = "Here is your task. "
-NO_TOOL_CALL_REPLY = "No executable tool calls found. Please call a tool instead"
 TOOL_NAME = "take_action"
 REPEAT_WINDOW = 3
 TOOL_DEFINITION: dict[str, Any] = {
@@ -65,44 +64,19 @@ TOOL_DEFINITION: dict[str, Any] = {
         },
     },
 }
-_CALL = re.compile(r"<tool_call>(?P<body>.*?)</tool_call>", re.DOTALL | re.IGNORECASE)
-_OPEN = re.compile(r"<tool_call>(?P<body>.*)$", re.DOTALL | re.IGNORECASE)
-_THINK = re.compile(r"<think>(?P<body>.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
-
-
 def render_tool_call(action: str) -> str:
     """The Qwen/Hermes text of one ``take_action`` call."""
-    payload = json.dumps({"name": TOOL_NAME, "arguments": {"action": action}}, ensure_ascii=False)
-    return f"<tool_call>\n{payload}\n</tool_call>"
+    return render_tool_turn([{"name": TOOL_NAME, "arguments": {"action": action}}])
 
 
-def _decode_call(body: str, normalized: list[str], problems: list[str]) -> tuple[str | None, str | None]:
-    """(tool name, action argument) from one call body; (None, None) when it is not a call."""
-    body, fenced = strip_fences(body)
-    if fenced:
-        normalized.append("markdown fence")
-        problems.append("markdown fence")
-    try:
-        call = json.loads(body.strip())
-    except (ValueError, RecursionError):
-        problems.append("tool call is not valid JSON")
-        return None, None
-    if not isinstance(call, dict):
-        problems.append("tool call is not a JSON object")
-        return None, None
-    name = call.get("name")
-    arguments = call.get("arguments", call.get("parameters"))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-            normalized.append("arguments given as a JSON string")
-        except (ValueError, RecursionError):
-            arguments = None
-    if not isinstance(arguments, dict) or not arguments:
+def _call_action(call: ToolCall, normalized: list[str], problems: list[str]) -> str | None:
+    """The ``action`` argument of one decoded call, the way the harness reads it."""
+    arguments = json.loads(call.function.arguments)
+    if not arguments:
         problems.append("tool call without arguments")
-        return (name if isinstance(name, str) else None), None
-    if name != TOOL_NAME:
-        problems.append(f"unknown tool {name!r}")
+        return None
+    if call.function.name != TOOL_NAME:
+        problems.append(f"unknown tool {call.function.name!r}")
     value = arguments.get("action")
     if value is None:
         # The harness takes the first argument whatever its name.
@@ -111,29 +85,8 @@ def _decode_call(body: str, normalized: list[str], problems: list[str]) -> tuple
         problems.append(f"argument {key!r} instead of 'action'")
     if not isinstance(value, str):
         problems.append("action argument is not a string")
-        return (name if isinstance(name, str) else None), None
-    return (name if isinstance(name, str) else None), value
-
-
-def _find_calls(text: str, normalized: list[str], problems: list[str]) -> tuple[list[str], str]:
-    """Every call body in ``text`` and the text outside the calls."""
-    bodies = [match.group("body") for match in _CALL.finditer(text)]
-    outside = _CALL.sub("", text)
-    unclosed = _OPEN.search(outside)
-    if unclosed:
-        bodies.append(unclosed.group("body"))
-        outside = outside[: unclosed.start()]
-        normalized.append("unclosed <tool_call>")
-        problems.append("unclosed <tool_call>")
-    if not bodies:
-        candidate, _ = strip_fences(text)
-        candidate = candidate.strip()
-        if candidate.startswith("{") and candidate.endswith("}") and '"name"' in candidate:
-            bodies.append(candidate)
-            outside = ""
-            normalized.append("bare JSON tool call")
-            problems.append("tool call without <tool_call> tags")
-    return bodies, outside
+        return None
+    return value
 
 
 class ToolCallProtocol(Protocol):
@@ -169,19 +122,15 @@ class ToolCallProtocol(Protocol):
     def parse(self, text: str) -> ParsedOutput:
         if not isinstance(text, str) or not text.strip():
             return ParsedOutput(thought=None, action=None, format_ok=False, problems=("empty output", "no tool call"))
-        normalized: list[str] = []
-        problems: list[str] = []
-        thoughts, without_think = _split_thinking(text)
-        bodies, outside = _find_calls(without_think, normalized, problems)
-        calls = [_decode_call(body, normalized, problems) for body in bodies]
-        actions = [value for _, value in calls if value is not None]
-        outside = outside.strip()
-        thought = "\n".join(part for part in [*thoughts, outside] if part) or None
+        turn = parse_tool_turn(text)
+        normalized, problems = list(turn.normalized), list(turn.problems)
+        actions = [value for call in turn.calls if (value := _call_action(call, normalized, problems)) is not None]
+        thought = "\n".join(part for part in (turn.thought, turn.content) if part) or None
         if not actions:
             problems.append("no tool call")
             return ParsedOutput(thought, None, False, tuple(normalized), False, tuple(problems))
-        if len(bodies) > 1:
-            problems.append(f"{len(bodies)} tool calls")
+        if len(turn.calls) > 1:
+            problems.append(f"{len(turn.calls)} tool calls")
         cleaned = clean_action(actions[0])
         normalized.extend(cleaned.normalized)
         if not cleaned.action:
@@ -203,8 +152,7 @@ class ToolCallProtocol(Protocol):
         return NO_TOOL_CALL_REPLY
 
     def render(self, action: str, thought: str | None = None) -> str:
-        call = render_tool_call(action)
-        return f"{thought}\n{call}" if thought else call
+        return render_tool_turn([{"name": TOOL_NAME, "arguments": {"action": action}}], content=thought)
 
     def stop_reason(self, outputs: Sequence[str]) -> str | None:
         """The harness compares the raw ``action`` arguments of the turns that made a call."""
@@ -215,21 +163,5 @@ class ToolCallProtocol(Protocol):
 
 
 def _first_argument(text: str) -> str | None:
-    normalized: list[str] = []
-    problems: list[str] = []
-    bodies, _ = _find_calls(_split_thinking(text)[1], normalized, problems)
-    for body in bodies[:1]:
-        _, value = _decode_call(body, normalized, problems)
-        return value
-    return None
-
-
-def _split_thinking(text: str) -> tuple[list[str], str]:
-    """Reasoning blocks (``<think>...</think>``; a bare leading ``...</think>`` when the chat
-    template opened the block) and the text without them."""
-    thoughts: list[str] = []
-    if "</think>" in text and "<think>" not in text:
-        head, _, text = text.partition("</think>")
-        thoughts.append(head.strip())
-    thoughts.extend(match.group("body").strip() for match in _THINK.finditer(text))
-    return [thought for thought in thoughts if thought], _THINK.sub("", text)
+    calls = parse_tool_turn(text).calls
+    return _call_action(calls[0], [], []) if calls else None

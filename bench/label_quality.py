@@ -1,0 +1,67 @@
+"""Label quality as deployed: per-mode precision / recall / F1 on the development and held-out sets.
+
+    .venv/bin/python bench/label_quality.py            # both sets, per shape and overall
+    .venv/bin/python bench/label_quality.py --misses   # also list the episodes where labels differ
+
+The labelers run exactly as ``prefbuild label`` runs them (every default labeler, default
+parameters); held-out logs are imported through the same readers (AgentBench
+``runs.jsonl``, chat ``messages``). A label matches when step and mode are the same.
+The acceptance figures of issue 13 are the held-out ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from prefbuild.labelers.evaluation import (  # noqa: E402
+    ModeScore,
+    evaluate_sidecar,
+    evaluate_trajectories,
+    format_table,
+)
+
+DEV = ROOT / "tests" / "labelers" / "fixtures"
+HELDOUT = ROOT / "tests" / "labelers" / "heldout" / "labels.jsonl"
+
+
+def development_scores() -> dict[str, ModeScore]:
+    """Scores on the development fixtures (prefbuild trajectories with ``expected.jsonl``)."""
+    expected = {
+        entry["id"]: entry["labels"]
+        for entry in map(json.loads, (DEV / "expected.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    return evaluate_trajectories(DEV / "trajectories.jsonl", expected)
+
+
+def report(misses: bool = False) -> str:
+    """The tables for both sets as text."""
+    parts = []
+    dev = development_scores()
+    parts.append(format_table("development fixtures (tests/labelers/fixtures), as deployed", dev))
+    heldout = evaluate_sidecar(HELDOUT)
+    for shape, scores in heldout.items():
+        parts.append(format_table(f"held-out {shape} (tests/labelers/heldout), as deployed", scores))
+    if misses:
+        for title, scores in (("development", dev), ("held-out", heldout["all"])):
+            for mode, counts in scores.items():
+                for miss in counts.misses:
+                    parts.append(f"{title} {mode}: {miss}")
+    return "\n\n".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--misses", action="store_true", help="list the episodes where found and expected differ")
+    args = parser.parse_args()
+    print(report(misses=args.misses))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m prefbuild``: the command line."""
+
+from prefbuild.cli import main
+
+main()

@@ -1,0 +1,304 @@
+"""prefbuild as a library: every stage as a plain function, and ``run`` chaining them.
+
+This is what the command line calls, and what a notebook, a Ray task or another pipeline
+calls: files in, files out, plain summaries back; nothing here prints or exits. Errors a
+user can fix are ``PrefbuildError`` with a message that says what and where.
+
+Example:
+    >>> from prefbuild import api
+    >>> summary = api.run("simulate", overrides=["env.num_tasks=4"], out="runs/sim-4")  # doctest: +SKIP
+    >>> summary.pairs, summary.dataset  # doctest: +SKIP
+    (6, PosixPath('runs/sim-4/dataset'))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefbuild.errors import PrefbuildError
+from prefbuild.recipe import LoadedRecipe, load_recipe
+from prefbuild.rollout.generate import GenerateResult
+
+__all__ = [
+    "RunSummary",
+    "export",
+    "generate",
+    "label",
+    "load",
+    "pair",
+    "publish",
+    "report",
+    "run",
+]
+
+LABELLED = "labelled.jsonl"
+PAIRS = "pairs.jsonl"
+DATASET = "dataset"
+REPORT = "report.html"
+
+PathLike = str | os.PathLike[str]
+RecipeLike = PathLike | LoadedRecipe
+
+
+def load(recipe: RecipeLike, overrides: Sequence[str] = ()) -> LoadedRecipe:
+    """A validated recipe from a file, a bundled recipe's name, or an already loaded one.
+
+    Args:
+        recipe: a path, a bundled name (``quickstart``), or a ``LoadedRecipe``.
+        overrides: ``key=value`` strings, as ``--set`` takes them.
+
+    Returns:
+        The loaded recipe.
+
+    Example:
+        >>> load("simulate", ["env.num_tasks=2"]).recipe.envs[0].num_tasks
+        2
+    """
+    if isinstance(recipe, LoadedRecipe):
+        if overrides:
+            raise PrefbuildError("overrides apply to a recipe file or name, not to an already loaded recipe")
+        return recipe
+    return load_recipe(recipe, overrides)
+
+
+def generate(
+    recipe: RecipeLike,
+    *,
+    overrides: Sequence[str] = (),
+    out: PathLike | None = None,
+    shard: str | None = None,
+    limit: int | None = None,
+    new: bool = False,
+    quiet: bool = True,
+    teacher: Any = None,
+) -> GenerateResult:
+    """Generate (or resume) a recipe's trajectories into its run directory.
+
+    Args:
+        recipe: the recipe (see ``load``).
+        overrides: ``key=value`` overrides.
+        out: the run directory (default: the recipe's ``output.dir`` or ``runs/<name>``).
+        shard: ``K/N`` to run one slice of the tasks.
+        limit: at most this many episodes.
+        new: use a fresh sibling directory if ``out`` belongs to another recipe.
+        quiet: no progress display.
+        teacher: a ready ``Teacher`` to use instead of the recipe's.
+
+    Returns:
+        Where the run is, what was planned and what happened (``result.stats``).
+    """
+    from prefbuild.rollout.generate import generate as generate_run
+
+    return generate_run(
+        load(recipe, overrides), out=Path(out) if out else None, shard=shard, limit=limit, quiet=quiet, new=new,
+        teacher=teacher,
+    )
+
+
+def label(
+    inputs: Sequence[PathLike],
+    output: PathLike,
+    *,
+    recipe: PathLike | None = None,
+    choices: Sequence[str] = (),
+    fmt: str = "auto",
+    model: str = "unknown",
+) -> Any:
+    """Label trajectory files or external agent logs into ``output`` (labels are replaced).
+
+    Args:
+        inputs: prefbuild trajectory files, AgentBench ``runs.jsonl`` or chat-message logs.
+        output: ``OUT.jsonl``, or a folder for one output file per input.
+        recipe: a recipe file whose ``labelers`` section to use (default: each env's defaults).
+        choices: ``labelers=loop,invalid_action`` or ``loop.k=4`` style settings.
+        fmt: ``auto``, ``prefbuild``, ``agentbench`` or ``messages``.
+        model: the model name recorded on trajectories imported from external logs.
+
+    Returns:
+        ``LabelCounts``: labels and labelled trajectories per failure mode.
+    """
+    from prefbuild.labelers import build_labelers
+    from prefbuild.labelers.stage import LabelCounts, label_files, output_plan, recipe_labelers, select_labelers
+
+    configs = select_labelers(recipe_labelers(recipe), choices)
+    try:
+        labelers = build_labelers(configs, env=None)
+    except (KeyError, ValueError) as error:
+        if isinstance(error, PrefbuildError):
+            raise
+        raise PrefbuildError(str(error.args[0] if error.args else error)) from None
+    counts = LabelCounts()
+    files = [Path(path) for path in inputs]
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing:
+        raise PrefbuildError(f"{missing[0]}: no such file")
+    for group, target in output_plan(files, Path(output)):
+        label_files(group, target, labelers, fmt=fmt, model=model, counts=counts)
+    return counts
+
+
+def pair(
+    trajectory_files: Sequence[PathLike],
+    output: PathLike,
+    *,
+    recipe: RecipeLike | None = None,
+    strategies: Sequence[str] = (),
+    **overrides: Any,
+) -> Any:
+    """Build chosen/rejected pairs from labelled trajectory files into ``output``.
+
+    Args:
+        trajectory_files: labelled trajectory JSONL files.
+        output: the ``pairs.jsonl`` to write (replaced only when complete).
+        recipe: whose ``pairs`` section, seed and teacher to use.
+        strategies: strategy names replacing the recipe's.
+        **overrides: ``max_per_reason``, ``max_per_trajectory``, ``test_fraction``, ``seed``,
+            ``dedup``, ``near_dedup``, ``stats_path``.
+
+    Returns:
+        ``PairCounts`` (``counts.as_dict()`` for plain data).
+    """
+    from prefbuild.pairs.stage import pair_files
+
+    files = [Path(path) for path in trajectory_files]
+    missing = [str(path) for path in files if not path.is_file()]
+    if missing:
+        raise PrefbuildError(f"{missing[0]}: no such file")
+    loaded = load(recipe) if recipe is not None else None
+    return pair_files(files, Path(output), recipe=loaded, strategies=strategies, **overrides)
+
+
+def export(
+    pairs_files: Sequence[PathLike],
+    out_dir: PathLike,
+    formats: Sequence[str] = ("trl",),
+    **options: Any,
+) -> Any:
+    """Export pairs (and, for ``sft``, trajectories) as a trainer-ready dataset directory.
+
+    Args:
+        pairs_files: ``pairs.jsonl`` files.
+        out_dir: the output directory (replaced atomically).
+        formats: registered export format names (``trl``, ``roundwise``, ``llamafactory``, ``swift``,
+            ``sft``, and plug-ins).
+        **options: see ``prefbuild.exports.export_dataset`` (``trajectory_files``, ``jsonl``, ``recipe``, ...).
+
+    Returns:
+        An ``ExportSummary``.
+    """
+    from prefbuild.exports import export_dataset
+
+    return export_dataset(pairs_files, out_dir, formats, **options)
+
+
+def report(path: PathLike, output: PathLike, **options: Any) -> Path:
+    """Write one self-contained HTML report of a run directory or a records file.
+
+    Returns:
+        The report's path.
+    """
+    from prefbuild.analysis.report import write_report
+
+    return write_report(path, output, **options)
+
+
+def publish(dataset_dir: PathLike, repo_id: str, **options: Any) -> Any:
+    """Push a dataset directory to the Hugging Face Hub in one commit (see ``hub.publish``)."""
+    from prefbuild.hub.publish import publish_dataset_dir
+
+    return publish_dataset_dir(dataset_dir, repo_id, **options)
+
+
+@dataclass
+class RunSummary:
+    """Where a run's outputs are and how it went."""
+
+    run_dir: Path
+    generated: GenerateResult
+    labelled: Path
+    pairs_file: Path
+    pairs: int
+    dataset: Path | None
+    report: Path
+    exit_code: int
+
+
+Progress = Callable[[str], None]
+
+
+def run(
+    recipe: RecipeLike,
+    *,
+    overrides: Sequence[str] = (),
+    out: PathLike | None = None,
+    limit: int | None = None,
+    shard: str | None = None,
+    new: bool = False,
+    quiet: bool = True,
+    on_stage: Progress | None = None,
+) -> RunSummary:
+    """Every stage of a recipe: generate -> label -> pair -> export -> report, in its run directory.
+
+    Each stage is the same function a user can call alone, with the run directory's files, so
+    re-running a stage by hand gives the same result. A stage that produced nothing removes its
+    stale output from an earlier run (a dataset from old pairs is never left to be published).
+
+    Args:
+        recipe, overrides, out, limit, shard, new, quiet: as for ``generate``.
+        on_stage: called with each stage's name as it starts (for a display).
+
+    Returns:
+        A ``RunSummary``; ``exit_code`` is 1 when any episode failed.
+    """
+    import shutil
+
+    from prefbuild.io.rundir import RECIPE, read_manifest, trajectory_files, write_manifest
+
+    announce = on_stage or (lambda stage: None)
+    loaded = load(recipe, overrides)
+    announce("generate")
+    result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet)
+    run_dir = result.run_dir
+    recipe_file = run_dir / RECIPE
+    labelled, pairs_file, dataset = run_dir / LABELLED, run_dir / PAIRS, run_dir / DATASET
+    announce("label")
+    label(trajectory_files(run_dir), labelled, recipe=recipe_file)
+    announce("pair")
+    run_recipe = load(recipe_file)
+    counts = pair([labelled], pairs_file, recipe=run_recipe)
+    pair_count = counts.kept
+    formats = tuple(loaded.recipe.output.formats)
+    trajectory_formats = {"sft"}
+    exported = False
+    if pair_count or trajectory_formats & set(formats):
+        announce("export")
+        chosen = formats if pair_count else tuple(f for f in formats if f in trajectory_formats)
+        export(
+            [pairs_file], dataset, chosen, trajectory_files=[labelled], recipe=run_recipe.resolved_dict(),
+            test_fraction=loaded.recipe.pairs.test_fraction, seed=loaded.recipe.seed,
+        )
+        exported = True
+    elif dataset.exists():
+        shutil.rmtree(dataset)  # from an earlier run whose pairs are gone: never publish it
+    announce("report")
+    report_path = report(run_dir, run_dir / REPORT)
+    manifest = read_manifest(run_dir)
+    if manifest is not None:
+        manifest.counts = {**manifest.counts, "pairs": pair_count}
+        stages = ["label", "pair", *(["export"] if exported else []), "report"]
+        manifest.stages = [*manifest.stages, *(stage for stage in stages if stage not in manifest.stages)]
+        write_manifest(run_dir, manifest)
+    return RunSummary(
+        run_dir=run_dir,
+        generated=result,
+        labelled=labelled,
+        pairs_file=pairs_file,
+        pairs=pair_count,
+        dataset=dataset if exported else None,
+        report=report_path,
+        exit_code=1 if result.stats.errors else 0,
+    )

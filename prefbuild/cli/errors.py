@@ -1,0 +1,67 @@
+"""The command line's one error handler: ``error: <where> <what>``, a non-zero exit, no traceback.
+
+Every command and group of prefbuild uses ``PrefbuildCommand`` / ``PrefbuildGroup``, so the
+same handling applies whether a command runs under ``prefbuild`` or on its own (tests, a
+plug-in that reuses a command). Usage errors (a bad option) keep click's own exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+import yaml
+
+from prefbuild.errors import PrefbuildError
+
+
+def report(message: str, exit_code: int = 1) -> None:
+    """Print one error line on stderr and exit."""
+    click.secho(f"error: {message}", fg="red", err=True)
+    sys.exit(exit_code)
+
+
+@contextmanager
+def handled_errors() -> Iterator[None]:
+    """Turn the errors a user can fix into one located line and an exit code."""
+    try:
+        yield
+    except PrefbuildError as error:
+        report(str(error), error.exit_code)
+    except click.exceptions.Exit:
+        raise
+    except click.ClickException as error:
+        report(error.format_message(), error.exit_code)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as error:
+        report(f"{error.filename}: {error.strerror.lower() if error.strerror else type(error).__name__}")
+    except UnicodeDecodeError as error:
+        report(f"input is not UTF-8 text ({error.reason} at byte {error.start})")
+    except yaml.YAMLError as error:
+        report(f"not valid YAML: {str(error).splitlines()[0]}")
+    except KeyboardInterrupt:
+        click.secho("interrupted", fg="yellow", err=True)
+        sys.exit(130)
+
+
+class PrefbuildCommand(click.Command):
+    """A command whose user errors are reported by ``handled_errors``."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with handled_errors():
+            return super().invoke(ctx)
+
+
+class PrefbuildGroup(click.Group):
+    """A group whose commands (and itself) report user errors by ``handled_errors``."""
+
+    command_class = PrefbuildCommand
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with handled_errors():
+            return super().invoke(ctx)
+
+
+PrefbuildGroup.group_class = PrefbuildGroup

@@ -1,0 +1,262 @@
+"""The ``prefbuild`` command line: one subcommand per pipeline stage, plus tools around them.
+
+Every stage reads files and writes files, so each can be re-run on its own: re-label old
+trajectories after a threshold change, re-pair with another strategy, re-export for another
+trainer. Errors a user can fix are printed as one located line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from prefbuild import __version__
+from prefbuild.cli.errors import PrefbuildGroup
+from prefbuild.errors import PrefbuildError
+from prefbuild.io.jsonl import MODELS_BY_KIND, RecordError, detect_kind, iter_lines, validation_error
+from prefbuild.recipe import bundled_recipes, load_recipe
+
+EXAMPLES = "\b\nExamples:\n"
+
+
+@click.group(cls=PrefbuildGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="prefbuild")
+def main() -> None:
+    """prefbuild: build preference (DPO) datasets for LLM agents.
+
+    \b
+    recipe.yaml -> generate -> trajectories -> label -> pair -> pairs.jsonl -> export -> dataset -> publish
+    \b
+    Start with `prefbuild run quickstart` (a bundled recipe) or `make demo`.
+    """
+
+
+# --------------------------------------------------------------------------------------
+# validate / schema / recipes
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--max-errors", default=20, show_default=True, help="Errors to print per file.")
+def validate(files: tuple[Path, ...], max_errors: int) -> None:
+    """Check trajectory or pair JSONL files against the records contract.
+
+    Detects the record kind of each file, prints counts and the first errors as
+    `file:line field: message`, and exits 1 if any record is invalid.
+
+    \b
+    Examples:
+      prefbuild validate runs/quickstart/pairs.jsonl
+      prefbuild validate runs/quickstart/trajectories/*.jsonl
+    """
+    failed = False
+    for path in files:
+        if not path.is_file():
+            raise RecordError(path, 0, "", "no such file")
+        kind = detect_kind(path)
+        model = MODELS_BY_KIND[kind]
+        good = bad = 0
+        for number, text, unterminated in iter_lines(path):
+            problem: RecordError | None = None
+            try:
+                payload = json.loads(text)
+                if not isinstance(payload, dict):
+                    problem = RecordError(path, number, "", "expected a JSON object")
+                else:
+                    model.model_validate(payload)
+            except json.JSONDecodeError as error:
+                note = " (incomplete last line: interrupted write?)" if unterminated else ""
+                problem = RecordError(path, number, "", f"not valid JSON ({error.msg}){note}")
+            except ValidationError as error:
+                problem = validation_error(path, number, error)
+            if problem is None:
+                good += 1
+                continue
+            bad += 1
+            if bad <= max_errors:
+                click.echo(str(problem), err=True)
+        if bad > max_errors:
+            click.echo(f"... {bad - max_errors} more errors in {path}", err=True)
+        status = click.style("ok", fg="green") if not bad else click.style("INVALID", fg="red")
+        click.echo(f"{path}: {good + bad} {kind} records, {good} valid, {bad} invalid [{status}]")
+        failed = failed or bad > 0
+    sys.exit(1 if failed else 0)
+
+
+@main.command()
+@click.option("--out", "out_dir", default="schemas", show_default=True, type=click.Path(file_okay=False))
+def schema(out_dir: str) -> None:
+    """Write JSON Schemas of every record and of the recipe.
+
+    \b
+    Examples:
+      prefbuild schema --out schemas/
+    """
+    from prefbuild.io.schemas import write_schemas
+
+    for path in write_schemas(out_dir):
+        click.echo(str(path))
+
+
+@main.command()
+@click.argument("name", required=False)
+def recipes(name: str | None) -> None:
+    """List the bundled recipes, or print one (to copy and edit).
+
+    \b
+    Examples:
+      prefbuild recipes
+      prefbuild recipes quickstart > my-recipe.yaml
+    """
+    found = bundled_recipes()
+    if name:
+        if name not in found:
+            raise PrefbuildError(f"no bundled recipe {name!r}; bundled: {', '.join(found) or 'none'}")
+        click.echo(found[name].read_text(encoding="utf-8"), nl=False)
+        return
+    for recipe_name, path in found.items():
+        loaded = load_recipe(path)
+        description = loaded.recipe.description.strip().splitlines()[0] if loaded.recipe.description else ""
+        click.echo(f"{recipe_name:28} {description}")
+
+
+@main.command("check-recipe")
+@click.argument("recipe")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a recipe field.")
+def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
+    """Validate a recipe and print it resolved (defaults filled, secrets kept as ${VAR}).
+
+    \b
+    Examples:
+      prefbuild check-recipe quickstart --set teacher.sampling.temperature=0
+    """
+    loaded = load_recipe(recipe, overrides)
+    click.echo(loaded.resolved_yaml(), nl=False)
+
+
+# --------------------------------------------------------------------------------------
+# generate / merge
+
+RECIPE_HELP = "A recipe file, or the name of a bundled recipe (see `prefbuild recipes`)."
+
+
+def _recipe_options(function: Any) -> Any:
+    function = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                            help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable). With several "
+                                 "envs, address one by name: --set env.sql.options.data_file=dev.jsonl")(function)
+    function = click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
+                            help="Run directory (default: output.dir of the recipe, or runs/<name>).")(function)
+    function = click.option("--limit", type=int, help="Run at most N episodes.")(function)
+    function = click.option("--shard", metavar="K/N", help="Run only slice K of N (0-based) of the tasks.")(function)
+    function = click.option("--new", is_flag=True,
+                            help="If the run directory belongs to another recipe, use a fresh sibling.")(function)
+    function = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(function)
+    return function
+
+
+@main.command()
+@click.argument("recipe")
+@_recipe_options
+def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None, shard: str | None,
+             new: bool, quiet: bool) -> None:
+    """Generate trajectories from a recipe: the teacher plays the env, every episode is saved.
+
+    Resumable: re-running the same recipe into the same run directory skips finished
+    episodes. Exits 1 if any episode failed (its trajectory is kept with stop reason `error`).
+
+    \b
+    Examples:
+      prefbuild generate quickstart
+      prefbuild generate simulate --set env.num_tasks=200 --out runs/sim
+      prefbuild generate my.yaml --shard 0/4      # on machine 1 of 4; then `prefbuild merge`
+    """
+    from prefbuild import api
+    from prefbuild.cli.display import print_generate_summary
+    from prefbuild.rollout.generate import exit_code
+
+    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new)
+    if not quiet:
+        print_generate_summary(result)
+    click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
+    sys.exit(exit_code(result))
+
+
+@main.command()
+@click.argument("recipe")
+@_recipe_options
+def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
+        shard: str | None, new: bool, quiet: bool) -> None:
+    """Run every stage of a recipe: generate -> label -> pair -> export -> report.
+
+    Each stage is also its own command over the files in the run directory, so any of them
+    can be re-run alone later. Resumable like `generate`.
+
+    \b
+    Examples:
+      prefbuild run quickstart
+      prefbuild run simulate --set env.num_tasks=20 --out runs/sim-small
+    """
+    from prefbuild import api
+    from prefbuild.cli.display import print_generate_summary, print_run_summary
+
+    def announce(stage: str) -> None:
+        click.secho(f"{stage}", bold=True)
+
+    summary = api.run(recipe, overrides=overrides, out=out, limit=limit, shard=shard, new=new, quiet=quiet,
+                      on_stage=announce)
+    if not quiet:
+        print_generate_summary(summary.generated)
+    print_run_summary(summary)
+    sys.exit(summary.exit_code)
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="New run directory.")
+def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
+    """Combine shard run directories of one recipe; refuses duplicate episodes.
+
+    \b
+    Examples:
+      prefbuild merge runs/big-0 runs/big-1 runs/big-2 runs/big-3 -o runs/big
+    """
+    from prefbuild.io.merge import merge_run_dirs
+
+    manifest = merge_run_dirs(run_dirs, out)
+    click.echo(f"merged {len(run_dirs)} run directories into {out}: {manifest.counts.get('episodes', 0)} episodes")
+
+
+# --------------------------------------------------------------------------------------
+# Commands that live next to their stage's code
+
+
+def _register_stage_commands() -> None:
+    from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
+    from prefbuild.cli.envs import envs
+    from prefbuild.cli.export import export_command
+    from prefbuild.cli.label import label
+    from prefbuild.cli.pair import pair_command
+    from prefbuild.cli.publish import publish_command
+    from prefbuild.cli.teachers import models_command, serve_command
+
+    main.add_command(envs)
+    main.add_command(label)
+    main.add_command(pair_command)
+    main.add_command(publish_command)
+    main.add_command(export_command)
+    main.add_command(serve_command)
+    main.add_command(models_command)
+    for command in PUBLISH_COMMANDS:
+        main.add_command(command)
+
+
+_register_stage_commands()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

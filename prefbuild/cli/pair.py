@@ -1,0 +1,79 @@
+"""``prefbuild pair``: re-pair existing trajectory files.
+
+``pair`` streams trajectory files through the strategies and post-processing of
+``build_pairs`` and writes ``pairs.jsonl`` atomically (``prefbuild export``, in
+``prefbuild.cli.export``, turns it into a trainer's dataset).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from prefbuild.cli.errors import PrefbuildCommand
+
+
+@click.command("pair", cls=PrefbuildCommand)
+@click.argument("trajectory_files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="pairs.jsonl")
+@click.option("--recipe", default=None, help="Recipe (file or bundled name) whose `pairs` section and seed to use.")
+@click.option("--strategy", "strategy_names", multiple=True, help="Strategy name (repeatable); replaces the recipe's.")
+@click.option("--max-per-reason", type=click.IntRange(min=1), default=None)
+@click.option("--max-per-trajectory", type=click.IntRange(min=1), default=None)
+@click.option("--test-fraction", type=click.FloatRange(0, 1, max_open=True), default=None)
+@click.option("--seed", type=int, default=None)
+@click.option("--dedup/--no-dedup", default=None, help="Exact dedup by content (default on).")
+@click.option("--near-dedup/--no-near-dedup", default=None, help="Near-duplicate pass (default off).")
+@click.option("--stats", "stats_path", type=click.Path(dir_okay=False, path_type=Path), help="Write counts as JSON.")
+def pair_command(
+    trajectory_files: tuple[Path, ...],
+    output: Path,
+    recipe: str | None,
+    strategy_names: tuple[str, ...],
+    max_per_reason: int | None,
+    max_per_trajectory: int | None,
+    test_fraction: float | None,
+    seed: int | None,
+    dedup: bool | None,
+    near_dedup: bool | None,
+    stats_path: Path | None,
+) -> None:
+    """Build chosen/rejected pairs from labelled trajectory files.
+
+    Settings come from the recipe's `pairs` section (or the defaults: stepwise, dedup, 10%
+    test split by task id); options override them. The output is written atomically.
+
+    \b
+    Examples:
+      prefbuild pair runs/simulate/trajectories/*.jsonl -o pairs.jsonl
+      prefbuild pair runs/simulate/trajectories/*.jsonl -o pairs.jsonl --strategy stepwise --strategy style
+      prefbuild pair trajectories.jsonl -o pairs.jsonl --recipe simulate --max-per-reason 500
+    """
+    from prefbuild import api
+
+    pair_counts = api.pair(
+        trajectory_files,
+        output,
+        recipe=recipe,
+        strategies=strategy_names,
+        max_per_reason=max_per_reason,
+        max_per_trajectory=max_per_trajectory,
+        test_fraction=test_fraction,
+        seed=seed,
+        dedup=dedup,
+        near_dedup=near_dedup,
+        stats_path=stats_path,
+    )
+    counts = pair_counts.as_dict()
+    written = counts["kept"]
+    click.echo(f"{output}: {written} pairs from {counts['trajectories']} trajectories")
+    click.echo(f"  built {counts['built']}; by reason {counts['by_reason']}; by split {counts['by_split']}")
+    click.echo(
+        f"  duplicates {counts['duplicates']}, near-duplicates {counts['near_duplicates']}, "
+        f"capped per trajectory {counts['capped_per_trajectory']}, balanced out {counts['balanced_out']}"
+    )
+    if counts["invalid"]:
+        click.echo(f"  invalid {counts['invalid']}")
+    if counts["dropped"]:
+        click.echo(f"  not paired {counts['dropped']}")

@@ -1,0 +1,65 @@
+"""ms-swift's RLHF layout: ``messages`` ending with the chosen assistant turn and
+``rejected_response`` as a string; tool results as ``tool_response`` turns, structured calls as
+``tool_call`` turns (ms-swift's agent format)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from prefbuild.exports.base import Consumes, ExportError, ExportFormat, single_turn
+from prefbuild.records import Message, Pair, Role
+
+
+def call_arguments(arguments: str) -> Any:
+    """A tool call's JSON-encoded arguments decoded, or the raw string when it is not JSON."""
+    try:
+        return json.loads(arguments)
+    except json.JSONDecodeError:
+        return arguments
+
+
+def swift_messages(message: Message) -> list[dict[str, str]]:
+    """One message as ms-swift agent turns (a structured call becomes ``tool_call`` turns)."""
+    if message.role is Role.tool:
+        return [{"role": "tool_response", "content": message.content}]
+    if message.tool_calls:
+        turns = [{"role": "assistant", "content": message.content}] if message.content else []
+        for call in message.tool_calls:
+            payload = {"name": call.function.name, "arguments": call_arguments(call.function.arguments)}
+            turns.append({"role": "tool_call", "content": json.dumps(payload)})
+        return turns
+    return [{"role": str(message.role), "content": message.content}]
+
+
+class SwiftFormat(ExportFormat):
+    """Rows ``{"messages", "rejected_response"}`` for ``swift rlhf --rlhf_type dpo``.
+
+    Example:
+        >>> SwiftFormat().name
+        'swift'
+    """
+
+    name: ClassVar[str] = "swift"
+    consumes: ClassVar[Consumes] = "pairs"
+    summary: ClassVar[str] = "ms-swift RLHF (messages ending with chosen, rejected_response)"
+
+    def row(self, record: Pair) -> dict[str, Any]:
+        chosen, rejected = single_turn(record, self.name)
+        for turn, side in ((chosen, "chosen"), (rejected, "rejected")):
+            if turn.tool_calls:
+                raise ExportError(
+                    f"pair {record.id}: the {side} turn is a structured tool call; ms-swift's "
+                    "rejected_response and final response are text"
+                )
+        messages = [turn for m in [*record.prompt, chosen] for turn in swift_messages(m)]
+        return {"messages": messages, "rejected_response": rejected.content}
+
+    def loading_snippet(self, repo_id: str, config: str) -> str:
+        return "\n".join([
+            f"Train with ms-swift (the `{config}` config is in its RLHF layout):",
+            "",
+            "```bash",
+            f"swift rlhf --rlhf_type dpo --model Qwen/Qwen3-4B --use_hf true --dataset {repo_id}:{config}",
+            "```",
+        ])

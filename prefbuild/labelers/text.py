@@ -1,0 +1,122 @@
+"""Text normalisation and small helpers shared by the built-in labelers.
+
+Comparable forms of actions and texts, completion-claim detection, a tokenizer-free size
+estimate, whether the env met the goal at a step, and evidence formatting.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from prefbuild.records import Step, Trajectory
+
+NOTHING_HAPPENS = "nothing happens"
+_SPACES = re.compile(r"\s+")
+_ACTION_EDGE = re.compile(r"^[\s>`'\"*]+|[\s.!`'\"*]+$")
+# CJK ideographs, kana and full-width forms count as one token each in token budgets.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+_WORD = re.compile(r"[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+")
+
+# Completion claims written as the action: "Task succeeded.", "task completed", "stop", "Final Answer: ...".
+_CLAIM_ACTION = re.compile(
+    r"^(?:the\s+)?task\s+(?:has\s+been\s+|is\s+)?(?:now\s+)?(?:successfully\s+)?"
+    r"(?:succeeded|success(?:ful)?|completed?|done|finished|accomplished|solved)\b"
+    r"|^(?:done|finish(?:ed)?|stop|exit|quit|submit|end(?:\s+episode)?|complete)\W*$"
+    r"|^\[?finish\]?\W*$"
+    r"|^final\s+answer\b",
+    re.IGNORECASE,
+)
+
+
+# Actions and feedback repeat a lot across steps and episodes; bounded caches keep memory flat.
+@lru_cache(maxsize=4096)
+def normalize_action(action: str | None) -> str | None:
+    """The comparable form of an action: lower-case, single spaces, no quotes, prompts or final period."""
+    if action is None:
+        return None
+    text = _SPACES.sub(" ", _ACTION_EDGE.sub("", action.strip().split("\n", 1)[0])).lower()
+    return text or None
+
+
+def normalize_text(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().lower()
+
+
+def is_nothing_happens(feedback: str | None) -> bool:
+    """The household env's answer to an inadmissible command (also "Nothing happened")."""
+    if not feedback:
+        return False
+    head = feedback[:40].lstrip().lower()
+    return head.startswith(NOTHING_HAPPENS) or head.startswith("nothing happened")
+
+
+@lru_cache(maxsize=4096)
+def is_completion_claim(action: str | None) -> bool:
+    """The action declares the task finished ("Task succeeded.", "done", "Final Answer: ...")."""
+    text = normalize_action(action)
+    return bool(text) and bool(_CLAIM_ACTION.search(text))
+
+
+def token_count(text: str) -> int:
+    """A tokenizer-free size estimate: words for spaced scripts, one token per CJK character."""
+    return len(_WORD.findall(text)) + len(_CJK.findall(text))
+
+
+def step_won(trajectory: Trajectory, step: Step) -> bool:
+    """The env reported the goal met at this step (``facts.won``, or the final step of a success)."""
+    if step.facts.won is True:
+        return True
+    return trajectory.outcome.success and step.index == len(trajectory.steps) - 1
+
+
+def goal_known_unmet(trajectory: Trajectory, step: Step) -> bool:
+    """The env had not met the goal at this step: the episode went on after it, or ended in failure.
+
+    Benchmarks stop at the win, so any step that is followed by more steps was not a win.
+    External logs whose outcome is unknown (``task.meta['outcome_known'] is False``) only
+    count the first reason.
+    """
+    if step_won(trajectory, step):
+        return False
+    if step.index < len(trajectory.steps) - 1:
+        return True
+    if trajectory.task.meta.get("outcome_known") is False:
+        return False
+    return not trajectory.outcome.success
+
+
+def short(text: str, limit: int = 80) -> str:
+    """One-line excerpt for evidence strings."""
+    flat = _SPACES.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_steps(indices: list[int]) -> str:
+    """``[3, 4, 5, 9]`` -> ``"3-5, 9"``."""
+    parts: list[str] = []
+    start = prev = None
+    for index in indices:
+        if start is None:
+            start = prev = index
+        elif index == prev + 1:
+            prev = index
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = index
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(parts)
+
+
+__all__ = [
+    "format_steps",
+    "goal_known_unmet",
+    "is_completion_claim",
+    "is_nothing_happens",
+    "normalize_action",
+    "normalize_text",
+    "short",
+    "step_won",
+    "token_count",
+]

@@ -1,0 +1,175 @@
+"""``best_of_n``: n teacher samples at one state, ranked by what they achieve in the env.
+
+At ``states_per_trajectory`` steps of each episode (picked by a seeded hash, so the choice is
+reproducible), the env is replayed to that state and the teacher is asked once with
+``n`` samples on exactly the prompt the model saw there. Each distinct sample is parsed
+with the trajectory's protocol and tried from a snapshot of the state:
+
+- a turn without an action, or a completion claim that does not win, scores ``FAIL_SCORE``;
+- otherwise the score is minus the oracle steps still needed after the action
+  (``expert_steps_remaining()``, 0 once won), minus ``invalid_penalty`` if the env rejected it.
+
+The best and worst samples form a pair when their scores differ by at least ``min_margin``.
+Envs without ``expert_steps_remaining`` rank by ``progress()`` (scaled to [0, 100]).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from prefbuild.envs import Env, Protocol
+from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.common import assistant, digest, make_pair, source_for, trajectory_protocol
+from prefbuild.pairs.replay import ReplayError, replay
+from prefbuild.pairs.teacher_bridge import TeacherRunner, env_view
+from prefbuild.records import FailureMode, Pair, Trajectory, prompt_messages
+from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
+
+FAIL_SCORE = -1000.0
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One distinct sample and what it did."""
+
+    text: str
+    score: float
+    remaining: float | None
+    failure: FailureMode | None
+
+
+def _remaining(env: Env) -> float | None:
+    steps = getattr(env, "expert_steps_remaining", None)
+    if callable(steps):
+        return float(steps())
+    progress = env.progress()
+    return None if progress is None else 100.0 * (1.0 - progress)
+
+
+def score_sample(env: Env, protocol: Protocol, text: str, invalid_penalty: float) -> Scored:
+    """Try ``text`` on ``env`` (which it changes: pass a copy or restore afterwards)."""
+    parsed = protocol.parse(text)
+    if parsed.action is None:
+        return Scored(text, FAIL_SCORE, None, FailureMode.format_violation)
+    command = protocol.executed_action(parsed.action, env.admissible_actions())
+    result = env.step(command)
+    if parsed.final and not result.won:
+        return Scored(text, FAIL_SCORE, None, FailureMode.premature_success)
+    remaining = 0.0 if result.won else _remaining(env)
+    if remaining is None:
+        raise ReplayError(f"env {type(env).__name__} has neither expert_steps_remaining() nor progress()")
+    valid = result.valid is not False
+    score = -remaining - (0.0 if valid else invalid_penalty)
+    return Scored(text, score, remaining, None if valid else FailureMode.invalid_action)
+
+
+class BestOfNStrategy(PairStrategy):
+    name: ClassVar[str] = "best_of_n"
+    PARAMS: ClassVar[tuple[str, ...]] = (
+        "n",
+        "states_per_trajectory",
+        "min_margin",
+        "invalid_penalty",
+        "sampling",
+        "teacher",
+        "seed",
+    )
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.check_params(self.PARAMS)
+        self.n = int(self.param("n", 4))
+        if self.n < 2:
+            raise ValueError("strategy 'best_of_n': n must be at least 2")
+        self.states = int(self.param("states_per_trajectory", 2))
+        self.min_margin = float(self.param("min_margin", 1.0))
+        self.invalid_penalty = float(self.param("invalid_penalty", 0.5))
+        self.seed = int(self.param("seed", 0))
+        self.sampling = Sampling(**{"temperature": 1.0, "max_tokens": 256, **dict(self.param("sampling", {}))})
+        teacher = self.param("teacher", None)
+        if teacher is None:
+            raise ValueError("strategy 'best_of_n' needs a teacher")
+        self.runner = TeacherRunner(teacher)
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def sampled_states(self, trajectory: Trajectory) -> list[int]:
+        """Up to ``states_per_trajectory`` step indices, chosen by a seeded hash of the trajectory and step."""
+        indices = sorted(
+            range(len(trajectory.steps)), key=lambda i: digest(str(self.seed), "best_of_n", trajectory.id, str(i))
+        )
+        return sorted(indices[: self.states])
+
+    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+        if not trajectory.steps:
+            return
+        protocol = trajectory_protocol(trajectory)
+        states, requests = [], []
+        for index in self.sampled_states(trajectory):
+            try:
+                view = env_view(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
+            except ReplayError:
+                self.stats.dropped["replay_failed"] += 1
+                continue
+            sampling = replace(self.sampling, n=self.n)
+            states.append(index)
+            requests.append(
+                TeacherRequest(
+                    messages=prompt_messages(trajectory, index),
+                    sampling=sampling,
+                    tools=protocol.tools(),
+                    env_view=view,
+                )
+            )
+        for index, answer in zip(states, self.runner.complete_many(requests), strict=True):
+            if isinstance(answer, TeacherError):
+                self.stats.dropped["teacher_error"] += 1
+                continue
+            yield from self._pair_at(trajectory, index, protocol, [c.text for c in answer])
+
+    def _pair_at(self, trajectory: Trajectory, index: int, protocol: Protocol, texts: list[str]) -> Iterator[Pair]:
+        distinct = list(dict.fromkeys(texts))
+        if len(distinct) < 2:
+            self.stats.dropped["samples_identical"] += 1
+            return
+        try:
+            env = replay(trajectory, index)
+        except ReplayError:
+            self.stats.dropped["replay_failed"] += 1
+            return
+        scored = [self._try(env, protocol, text) for text in distinct]
+        best = max(scored, key=lambda s: s.score)  # first of equals wins: deterministic
+        worst = min(scored, key=lambda s: s.score)
+        margin = best.score - worst.score
+        if margin < self.min_margin:
+            self.stats.dropped["margin_too_small"] += 1
+            return
+        scores = {"chosen_score": best.score, "rejected_score": worst.score, "margin": margin}
+        evidence = f"best of {len(texts)} samples scored {best.score:g}, worst {worst.score:g} (margin {margin:g})"
+        yield from self.emit(
+            lambda: make_pair(
+                self.name,
+                prompt=prompt_messages(trajectory, index),
+                chosen=[assistant(best.text)],
+                rejected=[assistant(worst.text)],
+                source=source_for(trajectory, index),
+                reason=worst.failure,
+                evidence=evidence,
+                scores=scores,
+            )
+        )
+
+    def _try(self, env: Env, protocol: Protocol, text: str) -> Scored:
+        save = getattr(env, "snapshot", None)
+        load = getattr(env, "restore", None)
+        if callable(save) and callable(load):
+            state = save()
+            try:
+                return score_sample(env, protocol, text, self.invalid_penalty)
+            finally:
+                load(state)
+        return score_sample(copy.deepcopy(env), protocol, text, self.invalid_penalty)

@@ -1,0 +1,200 @@
+"""``style``: the same good action, written concisely (chosen) versus verbosely (rejected).
+
+For steps labelled ``verbose_filler`` or ``overlong`` whose action was good (parsed,
+accepted by the env, no action-level label), the rejected turn is the original text and
+the chosen turn performs the identical action with a concise thought. Both turns are
+parsed again with the trajectory's protocol and must yield that same action, so the pair
+teaches brevity and nothing else.
+
+``rewrite``:
+
+- ``trim`` (default): drop filler sentences ("Certainly!", "I hope this helps."), keep the
+  first remaining sentence of the thought, cut it to ``max_thought_words`` words.
+- ``teacher``: the teacher rewrites the thought as one short sentence ending in the action
+  (validated; regenerated up to ``max_attempts`` times; dropped and counted otherwise).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+from prefbuild.pairs.common import (
+    STYLE_MODES,
+    TeacherWriting,
+    assistant,
+    make_pair,
+    primary_label,
+    same_action,
+    source_for,
+    trajectory_protocol,
+)
+from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
+from prefbuild.records import FailureMode, Pair, Step, Trajectory, prompt_messages
+
+REWRITES = ("trim", "teacher")
+
+# Sentences that carry no information for the agent; matched at the start of a sentence.
+DEFAULT_FILLER: tuple[str, ...] = (
+    r"certainly",
+    r"sure",
+    r"of course",
+    r"absolutely",
+    r"great",
+    r"okay",
+    r"ok",
+    r"alright",
+    r"no problem",
+    r"i can help( you)? with that",
+    r"i(?:'d| would) be (?:happy|glad) to help",
+    r"happy to help",
+    r"let me think",
+    r"let's get started",
+    r"i hope this helps",
+    r"have a (?:nice|great|good) day",
+    r"thank you",
+    r"thanks",
+    r"as an ai",
+)
+
+# Sentence ends in Latin and CJK punctuation; CJK sentences need no space after the mark.
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+
+
+class Filler:
+    """Recognises filler sentences: the start patterns above plus the labelers' filler phrase lists.
+
+    Sharing the ``verbose_filler`` labeler's lists (``prefbuild/labelers/data/filler_*.txt``)
+    means what the labeler flags is what the rewrite removes, in every language it knows.
+    """
+
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        alternatives = "|".join((*DEFAULT_FILLER, *(re.escape(phrase) for phrase in extra)))
+        self.start = re.compile(rf"^\W*(?:{alternatives})(?!\w)", re.IGNORECASE)
+        from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
+
+        self.phrases = PhraseMatcher(bundled_lists("filler_"), extra=extra)
+
+    def match(self, sentence: str) -> bool:
+        return bool(self.start.match(sentence) or self.phrases.find(sentence))
+
+
+def filler_pattern(extra: Iterable[str] = ()) -> Filler:
+    return Filler(extra)
+
+
+def concise_thought(thought: str | None, *, max_words: int, filler: Filler, action: str | None = None) -> str | None:
+    """One informative sentence of ``thought``, at most ``max_words`` words; None if nothing is left.
+
+    Filler sentences are dropped. Of the rest, the first one that names a word of ``action``
+    (the sentence that motivates the action) is kept, else the first one.
+    """
+    if not thought:
+        return None
+    sentences = [s.strip() for s in _SENTENCES.split(" ".join(thought.split())) if s.strip()]
+    informative = list(dict.fromkeys(s for s in sentences if not filler.match(s)))
+    if not informative:
+        return None
+    action_words = {w for w in re.findall(r"\w+", (action or "").lower()) if len(w) > 2 and not w.isdigit()}
+    about_action = [s for s in informative if action_words & set(re.findall(r"\w+", s.lower()))]
+    words = (about_action or informative)[0].split()
+    if len(words) > max_words:
+        return " ".join(words[:max_words]).rstrip(",;:") + "."
+    return " ".join(words)
+
+
+class StyleStrategy(TeacherWriting):
+    name: ClassVar[str] = "style"
+    PARAMS: ClassVar[tuple[str, ...]] = (
+        "rewrite",
+        "modes",
+        "max_thought_words",
+        "filler",
+        "teacher",
+        "max_attempts",
+        "sampling",
+        "max_thought_chars",
+        "seed",
+    )
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.check_params(self.PARAMS)
+        self.rewrite: str = self.param("rewrite", "trim")
+        if self.rewrite not in REWRITES:
+            raise ValueError(f"strategy 'style': rewrite must be one of {', '.join(REWRITES)}, not {self.rewrite!r}")
+        modes = self.param("modes", None)
+        self.modes = STYLE_MODES if modes is None else frozenset(FailureMode(m) for m in modes)
+        self.max_words = int(self.param("max_thought_words", 20))
+        self.filler = filler_pattern(self.param("filler", ()))
+        self.setup_teacher_writing(needed=self.rewrite == "teacher", what="rewrite: teacher")
+
+    def _candidates(self, trajectory: Trajectory) -> Iterator[Step]:
+        for step in trajectory.steps:
+            if not any(label.mode in self.modes for label in step.labels):
+                continue
+            if step.action is None or step.valid is False:
+                self.stats.dropped["action_not_good"] += 1
+                continue
+            if any(label.mode not in STYLE_MODES for label in step.labels):
+                self.stats.dropped["action_labelled_bad"] += 1
+                continue
+            yield step
+
+    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+        steps = list(self._candidates(trajectory))
+        if not steps:
+            return
+        protocol = trajectory_protocol(trajectory)
+        if self.rewrite == "teacher":
+            assert self.runner is not None
+            jobs = [
+                ThoughtJob(trajectory=trajectory, step_index=step.index, action=step.action or "") for step in steps
+            ]
+            turns = teacher_thought_turns(
+                self.runner,
+                protocol,
+                jobs,
+                sampling=self.sampling,
+                max_attempts=self.max_attempts,
+                max_thought_chars=self.max_thought_chars,
+                seed=self.seed,
+            )
+            self.stats.dropped["teacher_thought_rejected"] += sum(turn is None for turn in turns)
+        else:
+            turns = [
+                protocol.render(
+                    step.action or "",
+                    thought=concise_thought(
+                        step.thought, max_words=self.max_words, filler=self.filler, action=step.action
+                    ),
+                )
+                for step in steps
+            ]
+        for step, chosen in zip(steps, turns, strict=True):
+            if chosen is None:
+                continue
+            if not same_action(protocol.parse(chosen).action, step.action):
+                self.stats.dropped["chosen_action_mismatch"] += 1
+                continue
+            if not same_action(protocol.parse(step.raw_output).action, step.action):
+                self.stats.dropped["rejected_action_mismatch"] += 1
+                continue
+            if len(chosen) >= len(step.raw_output):
+                self.stats.dropped["not_shorter"] += 1
+                continue
+            label = primary_label(label for label in step.labels if label.mode in self.modes)
+            assert label is not None
+            yield from self.emit(
+                lambda step=step, chosen=chosen, label=label: make_pair(
+                    self.name,
+                    prompt=prompt_messages(trajectory, step.index),
+                    chosen=[assistant(chosen)],
+                    rejected=[assistant(step.raw_output)],
+                    source=source_for(trajectory, step.index),
+                    reason=label.mode,
+                    evidence=label.evidence,
+                    scores={"chosen_chars": float(len(chosen)), "rejected_chars": float(len(step.raw_output))},
+                )
+            )

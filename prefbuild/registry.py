@@ -1,0 +1,194 @@
+"""The one registry of prefbuild's plug-in families.
+
+Every family (envs, teachers, labelers, pair strategies, export formats) is a mapping from a
+name to an object: built-ins are listed here as ``"module:attribute"`` strings and imported
+lazily (choosing the scripted teacher never imports torch); third-party plug-ins register
+through the entry point group ``prefbuild.<family>`` of their package.
+
+One precedence rule: **built-ins win**. A plug-in that uses a built-in's name is ignored
+with a warning that names both, so a stray package can never silently change what a
+bundled recipe does. One error message for unknown names: ``unknown <kind> 'x'; known: ...``.
+
+Example:
+    >>> from prefbuild import registry
+    >>> sorted(registry.names("exports"))[:2]
+    ['llamafactory', 'roundwise']
+    >>> registry.load("envs", "household").name
+    'household'
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from importlib import import_module
+from importlib.metadata import entry_points
+from typing import Any, Literal
+
+from prefbuild.errors import PrefbuildError
+
+logger = logging.getLogger(__name__)
+
+Family = Literal["envs", "teachers", "labelers", "pairs", "exports"]
+FAMILIES: tuple[Family, ...] = ("envs", "teachers", "labelers", "pairs", "exports")
+
+# What one member of each family is called in error messages.
+KIND: dict[str, str] = {
+    "envs": "env",
+    "teachers": "teacher backend",
+    "labelers": "labeler",
+    "pairs": "pair strategy",
+    "exports": "export format",
+}
+
+BUILTINS: dict[str, dict[str, str]] = {
+    "envs": {
+        "household": "prefbuild.envs.household.env:HouseholdEnv",
+        "sql": "prefbuild.envs.sql.env:SqlEnv",
+        "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
+        "code": "prefbuild.envs.code.env:CodeEnv",
+        "bfcl": "prefbuild.envs.bfcl.env:BfclEnv",
+    },
+    "teachers": {
+        "openai": "prefbuild.teachers.factories:openai_teacher",
+        "vllm": "prefbuild.teachers.factories:vllm_teacher",
+        "transformers": "prefbuild.teachers.factories:transformers_teacher",
+        "scripted": "prefbuild.simulation.scripted:scripted_teacher",
+    },
+    "labelers": {
+        "loop": "prefbuild.labelers.loop:LoopLabeler",
+        "premature_success": "prefbuild.labelers.premature_success:PrematureSuccessLabeler",
+        "implausible_location": "prefbuild.labelers.implausible_location:ImplausibleLocationLabeler",
+        "verbose_filler": "prefbuild.labelers.verbose_filler:VerboseFillerLabeler",
+        "format_violation": "prefbuild.labelers.format_violation:FormatViolationLabeler",
+        "invalid_action": "prefbuild.labelers.invalid_action:InvalidActionLabeler",
+        "sql_error": "prefbuild.labelers.sql.labelers:SqlErrorLabeler",
+        "wrong_answer": "prefbuild.labelers.sql.labelers:SqlWrongAnswerLabeler",
+        "sql_premature_success": "prefbuild.labelers.sql.labelers:SqlPrematureSuccessLabeler",
+        "sql_loop": "prefbuild.labelers.sql.labelers:SqlLoopLabeler",
+    },
+    "pairs": {
+        "stepwise": "prefbuild.pairs.strategies.stepwise:StepwiseStrategy",
+        "trajectory": "prefbuild.pairs.strategies.trajectory:TrajectoryStrategy",
+        "style": "prefbuild.pairs.strategies.style:StyleStrategy",
+        "best_of_n": "prefbuild.pairs.strategies.best_of_n:BestOfNStrategy",
+    },
+    "exports": {
+        "trl": "prefbuild.exports.trl:TrlFormat",
+        "roundwise": "prefbuild.exports.roundwise:RoundwiseFormat",
+        "llamafactory": "prefbuild.exports.llamafactory:LlamaFactoryFormat",
+        "swift": "prefbuild.exports.swift:SwiftFormat",
+        "sft": "prefbuild.exports.sft:SftFormat",
+    },
+}
+
+
+class UnknownPluginError(PrefbuildError, KeyError):
+    """A name that no built-in and no installed plug-in of the family answers to."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+@cache
+def _entry_points(family: str) -> tuple[tuple[str, str], ...]:
+    """(name, target) of the ``prefbuild.<family>`` entry points, scanned once per process
+    (the scan reads every installed distribution's metadata)."""
+    found: list[tuple[str, str]] = []
+    for entry in entry_points(group=f"prefbuild.{family}"):
+        if entry.name in BUILTINS[family]:
+            logger.warning(
+                "ignoring plug-in %s %r (%s): the built-in %s of that name wins",
+                KIND[family], entry.name, entry.value, BUILTINS[family][entry.name],
+            )
+            continue
+        found.append((entry.name, entry.value))
+    return tuple(found)
+
+
+def targets(family: Family) -> dict[str, str]:
+    """Every name of ``family`` with its ``"module:attribute"`` target, built-ins first.
+
+    Args:
+        family: one of ``envs``, ``teachers``, ``labelers``, ``pairs``, ``exports``.
+
+    Returns:
+        An ordered mapping name -> target.
+
+    Example:
+        >>> targets("pairs")["stepwise"]
+        'prefbuild.pairs.strategies.stepwise:StepwiseStrategy'
+    """
+    if family not in BUILTINS:
+        raise ValueError(f"unknown plug-in family {family!r}; known: {', '.join(FAMILIES)}")
+    found = dict(BUILTINS[family])
+    for name, target in _entry_points(family):
+        found.setdefault(name, target)
+    return found
+
+
+def names(family: Family) -> list[str]:
+    """The registered names of ``family`` (built-ins first, then plug-ins).
+
+    Example:
+        >>> "household" in names("envs")
+        True
+    """
+    return list(targets(family))
+
+
+def is_builtin(family: Family, name: str) -> bool:
+    """Whether ``name`` is one of prefbuild's own members of ``family``."""
+    return name in BUILTINS[family]
+
+
+@cache
+def _import(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    value: Any = import_module(module_name)
+    for part in attribute.split(".") if attribute else ():
+        value = getattr(value, part)
+    return value
+
+
+def load(family: Family, name: str) -> Any:
+    """The object registered as ``name`` in ``family`` (a class, or a factory for teachers).
+
+    Args:
+        family: the plug-in family.
+        name: the registered name, as a recipe writes it.
+
+    Returns:
+        The imported object.
+
+    Raises:
+        UnknownPluginError: no built-in or plug-in has that name; the message lists the known ones.
+
+    Example:
+        >>> load("labelers", "loop").mode
+        'loop'
+    """
+    found = targets(family)
+    if name not in found:
+        raise UnknownPluginError(f"unknown {KIND[family]} {name!r}; known: {', '.join(found)}")
+    return _import(found[name])
+
+
+def load_all(family: Family) -> dict[str, Any]:
+    """Every member of ``family`` imported; a plug-in that fails to import is skipped with a
+    warning (it must not hide the built-ins), a built-in that fails raises."""
+    loaded: dict[str, Any] = {}
+    for name, target in targets(family).items():
+        try:
+            loaded[name] = _import(target)
+        except Exception as error:
+            if is_builtin(family, name):
+                raise
+            logger.warning("%s plug-in %r (%s) could not be loaded: %s", KIND[family], name, target, error)
+    return loaded
+
+
+def clear_cache() -> None:
+    """Forget scanned entry points and imports (tests that install plug-ins call this)."""
+    _entry_points.cache_clear()
+    _import.cache_clear()

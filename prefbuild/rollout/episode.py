@@ -1,0 +1,257 @@
+"""One episode: the teacher plays one task of an env through the env's protocol.
+
+The loop keeps the exact prompt the model saw (history turns as the protocol shortens
+them), records every step with typed facts, and ends with an outcome. ``env.step`` runs in
+a worker thread, so a slow SQL statement or a code sandbox never stalls the other episodes
+in flight. A teacher or env failure ends the episode with stop reason ``error`` and the
+error text: it is written, never dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefbuild.envs import Protocol, make_protocol
+from prefbuild.recipe import EnvConfig, Recipe
+from prefbuild.records import (
+    EnvInfo,
+    Message,
+    Outcome,
+    Role,
+    Step,
+    StepFacts,
+    StopReason,
+    TeacherInfo,
+    Trajectory,
+    Usage,
+    UsageTotals,
+)
+from prefbuild.rollout.plan import Episode, env_for
+from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.config import build_sampling
+
+log = logging.getLogger(__name__)
+
+
+def sampling_from_recipe(recipe: Recipe) -> Sampling:
+    """The per-request sampling of an episode turn: the recipe's, with one completion per turn."""
+    return dataclasses.replace(build_sampling(recipe.teacher.sampling), n=1)
+
+
+def protocol_for_section(env_config: EnvConfig) -> Protocol:
+    """The protocol of an env section, with the section's dialect and protocol options."""
+    return make_protocol(
+        env_config.name, env_config.protocol, dialect=env_config.dialect, options=env_config.protocol_options
+    )
+
+
+@dataclass
+class EpisodeRunner:
+    """Plays single episodes of one recipe against one teacher."""
+
+    recipe: Recipe
+    teacher: Teacher
+    protocols: dict[int, Protocol] = field(default_factory=dict)
+
+    def protocol_for(self, env_config: EnvConfig) -> Protocol:
+        """One protocol instance per env section (few-shot examples are built once)."""
+        key = id(env_config)
+        if key not in self.protocols:
+            self.protocols[key] = protocol_for_section(env_config)
+        return self.protocols[key]
+
+    async def run(self, episode: Episode) -> Trajectory:
+        recipe = self.recipe
+        env = env_for(episode.env)
+        task = episode.task
+        protocol = self.protocol_for(episode.env)
+        sampling = sampling_from_recipe(recipe)
+        if sampling.seed is not None:
+            # Different samples of one task must differ, and stay reproducible.
+            sampling = dataclasses.replace(sampling, seed=sampling.seed + episode.sample_index)
+        usage = UsageTotals()
+        steps: list[Step] = []
+        outputs: list[str] = []
+        outcome: Outcome | None = None
+        try:
+            observation, _ = env.reset(task)
+            prefix = protocol.prefix_messages(task)
+            admissible = env.admissible_actions()
+            turn = protocol.observation_turn(observation, first=True, task=task, admissible=admissible)
+        except Exception as error:  # an env that cannot start this task is recorded, not fatal
+            return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage)
+        role = Role(protocol.turn_role(first=True))
+        history: list[Message] = [*prefix, Message(role=role, content=turn)]
+        tools = protocol.tools()
+        for index in range(episode.env.max_steps):
+            expert = _optional(env.expert_action, episode, "expert_action")
+            view = (
+                EnvView(env=env, protocol=protocol, step_index=index, previous_outputs=tuple(outputs),
+                        seed=recipe.seed, episode_id=episode.id)
+                if self.teacher.reads_env_state
+                else None
+            )
+            request = TeacherRequest(messages=list(history), sampling=sampling, tools=tools, env_view=view)
+            try:
+                completion = (await self.teacher.complete(request))[0]
+            except TeacherError as error:
+                outcome = _error_outcome(f"teacher error: {error}")
+                break
+            except Exception as error:  # a backend bug must not take the whole run down
+                outcome = _error_outcome(f"teacher error: {error!r}")
+                break
+            step_usage = Usage(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
+            usage.add(step_usage)
+            text = completion.text
+            outputs.append(text)
+            parsed = protocol.parse(text)
+            info: dict[str, Any] = {}
+            facts = StepFacts(
+                finish_reason=completion.finish_reason,
+                simulated=completion.simulated,
+                problems=list(parsed.problems),
+                final=parsed.final,
+            )
+            reward, done, valid, won = 0.0, False, False, False
+            stop_episode: StopReason | None = None
+            if parsed.action is None:
+                reply = protocol.unparsed_reply(parsed)
+                if reply is None:
+                    feedback = ""
+                    stop_episode = StopReason.protocol_stop
+                    facts.stop = "no action in the output"
+                else:
+                    feedback = reply
+            else:
+                executed = protocol.executed_action(parsed.action, admissible)
+                if executed != parsed.action:
+                    facts.executed_action = executed
+                try:
+                    result = await asyncio.to_thread(env.step, executed)
+                except Exception as error:
+                    outcome = _error_outcome(f"env step failed on {executed!r}: {error!r}")
+                    break
+                feedback, reward, done = result.observation, result.reward, result.done
+                valid = bool(result.valid) if result.valid is not None else True
+                won = result.won
+                info.update(result.info)
+                if result.facts is not None:
+                    facts = _merge_facts(facts, result.facts)
+            history_form = protocol.history_turn(turn)
+            steps.append(
+                Step(
+                    index=index,
+                    observation=turn,
+                    observation_role=role.value,
+                    observation_in_history=None if history_form == turn else history_form,
+                    raw_output=text,
+                    thought=parsed.thought,
+                    action=parsed.action,
+                    format_ok=parsed.format_ok,
+                    normalized=list(parsed.normalized),
+                    valid=valid if parsed.action is not None else False,
+                    expert_action=expert,
+                    feedback=feedback,
+                    reward=reward,
+                    done=done,
+                    usage=step_usage,
+                    latency_s=completion.latency_s,
+                    facts=facts,
+                    info=info,
+                )
+            )
+            if won:
+                outcome = Outcome(success=True, reward=reward, progress=1.0, stop_reason=StopReason.success)
+                break
+            if stop_episode is not None:
+                break
+            if parsed.final or done:
+                stop_episode = StopReason.agent_finished
+                break
+            rule = protocol.stop_reason(outputs)
+            if rule is not None:
+                stop_episode = StopReason.protocol_stop
+                steps[-1].facts.stop = rule
+                break
+            admissible = env.admissible_actions()
+            next_turn = protocol.observation_turn(feedback, first=False, task=task, admissible=admissible)
+            history[-1] = Message(role=role, content=history_form)
+            history.append(Message(role=Role.assistant, content=text))
+            role = Role(protocol.turn_role(unparsed_reply=parsed.action is None))
+            history.append(Message(role=role, content=next_turn))
+            turn = next_turn
+        else:
+            stop_episode = StopReason.max_steps
+        if outcome is None:
+            outcome = Outcome(
+                success=False,
+                reward=steps[-1].reward if steps else 0.0,
+                progress=_optional(env.progress, episode, "progress"),
+                stop_reason=stop_episode or StopReason.max_steps,
+            )
+        elif outcome.stop_reason is StopReason.error and outcome.progress is None:
+            outcome = outcome.model_copy(update={"progress": _optional(env.progress, episode, "progress")})
+        return self._trajectory(episode, prefix, steps, outcome, usage)
+
+    def _trajectory(
+        self, episode: Episode, prefix: Sequence[Message], steps: list[Step], outcome: Outcome, usage: UsageTotals
+    ) -> Trajectory:
+        recipe = self.recipe
+        return Trajectory(
+            id=episode.id,
+            task=episode.task.info,
+            env=EnvInfo(
+                name=episode.env.name,
+                dialect=episode.env.dialect,
+                protocol=episode.env.protocol,
+                options=dict(episode.env.options),
+            ),
+            teacher=TeacherInfo(
+                backend=recipe.teacher.backend,
+                model=self.teacher.model or recipe.teacher.model,
+                sampling=recipe.teacher.sampling.model_dump(mode="json", exclude_none=True),
+            ),
+            sample_index=episode.sample_index,
+            messages=list(prefix),
+            steps=steps,
+            outcome=outcome,
+            usage=usage,
+        )
+
+
+def _merge_facts(parsed: StepFacts, from_env: StepFacts) -> StepFacts:
+    """The env's facts, with what the parser and the protocol found (a turn is final when
+    either says so; the executed command is the protocol's when the env did not name one)."""
+    return from_env.model_copy(
+        update={
+            "finish_reason": parsed.finish_reason,
+            "simulated": parsed.simulated,
+            "problems": [*parsed.problems, *from_env.problems],
+            "final": parsed.final or from_env.final,
+            "executed_action": from_env.executed_action or parsed.executed_action,
+        }
+    )
+
+
+def _error_outcome(text: str) -> Outcome:
+    return Outcome(success=False, stop_reason=StopReason.error, error=text[:2000])
+
+
+def _optional(function: Callable[[], Any], episode: Episode, hook: str) -> Any:
+    """Call an optional env hook (oracle, progress). A failing hook must not end the episode:
+    it is logged with the episode and the hook, and its value is unknown (None)."""
+    try:
+        value = function()
+    except Exception as error:
+        log.warning("episode %s: env %s() failed: %r; recorded as unknown", episode.id, hook, error)
+        return None
+    if isinstance(value, float):
+        return min(1.0, max(0.0, value))
+    return value
+
+

@@ -1,0 +1,159 @@
+"""``prefbuild generate``: plan episodes, skip the finished ones, play the rest, keep every result.
+
+This module ties the rollout (plan, episode loop, runner) to a run directory, a teacher and a
+progress display. Counts in the manifest are read from the trajectory files, so they stay
+right after a killed run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefbuild.errors import PrefbuildError
+from prefbuild.io.jsonl import JsonlWriter
+from prefbuild.io.rundir import (
+    TRAJECTORIES,
+    finished_episode_ids,
+    iter_trajectories,
+    prepare_run_dir,
+    read_manifest,
+    write_manifest,
+)
+from prefbuild.recipe import LoadedRecipe, Recipe
+from prefbuild.rollout.episode import EpisodeRunner
+from prefbuild.rollout.plan import Episode, Shard, plan_episodes, planned_count
+from prefbuild.rollout.progress import ProgressDisplay, RolloutStats
+from prefbuild.rollout.runner import order_file, rollout
+from prefbuild.teachers.base import Teacher
+
+log = logging.getLogger("prefbuild.rollout.generate")
+
+
+@dataclass
+class GenerateResult:
+    run_dir: Path
+    stats: RolloutStats
+    planned: int
+
+
+def teacher_settings(recipe: Recipe, run_dir: Path) -> dict[str, Any]:
+    """The teacher section as the plain mapping the teacher factory takes."""
+    settings = recipe.teacher.model_dump(mode="json")
+    if settings.get("launch") is not None:
+        settings["launch"]["log_path"] = str(run_dir / "logs" / "vllm.log")
+    if settings["backend"] in ("transformers", "vllm") and settings.get("model") in ("", "embedded"):
+        from prefbuild.teachers.embedded import ensure_embedded_model
+
+        settings["model"] = str(ensure_embedded_model())
+    return settings
+
+
+def build_teacher(recipe: Recipe, run_dir: Path) -> Teacher:
+    from prefbuild.teachers import make_teacher
+
+    return make_teacher(teacher_settings(recipe, run_dir))
+
+
+async def _generate_async(
+    recipe: Recipe, run_dir: Path, shard: Shard | None, limit: int | None, quiet: bool, teacher: Teacher | None
+) -> GenerateResult:
+    done_ids = finished_episode_ids(run_dir)
+    positions: dict[str, int] = {}
+    stats = RolloutStats(total=planned_count(recipe, shard, limit))
+
+    def todo() -> Iterator[Episode]:
+        for episode in plan_episodes(recipe, shard, limit):
+            positions[episode.id] = len(positions)
+            if episode.id in done_ids:
+                stats.skipped += 1
+                continue
+            yield episode
+
+    path = run_dir / TRAJECTORIES / (shard.file_name if shard else "episodes.jsonl")
+    owned = teacher is None
+    started = time.monotonic()
+    episodes = todo()
+    first = next(episodes, None)
+    try:
+        if first is not None:
+            teacher = teacher or build_teacher(recipe, run_dir)
+            async with teacher:
+                runner = EpisodeRunner(recipe, teacher)
+                with JsonlWriter(path) as writer, ProgressDisplay(stats, stats.total, quiet=quiet) as display:
+                    async for trajectory in rollout(
+                        itertools.chain([first], episodes), runner, concurrency=recipe.teacher.concurrency
+                    ):
+                        writer.write(trajectory)  # flushed before it is counted
+                        stats.add(trajectory)
+                        display.update()
+        else:
+            for _ in episodes:  # count the rest as skipped
+                pass
+    finally:
+        if owned and teacher is not None:
+            await teacher.close()
+        order_file(path, positions)
+        _update_manifest(run_dir, time.monotonic() - started, stats)
+    return GenerateResult(run_dir, stats, len(positions))
+
+
+def _file_counts(run_dir: Path) -> dict[str, int]:
+    """Episode, success, error and step counts read from the run's trajectory files (the truth,
+    also after a killed run)."""
+    counts = {"episodes": 0, "successes": 0, "errors": 0, "steps": 0}
+    for trajectory in iter_trajectories(run_dir):
+        counts["episodes"] += 1
+        counts["successes"] += int(trajectory.outcome.success)
+        counts["errors"] += int(trajectory.outcome.stop_reason.value == "error")
+        counts["steps"] += len(trajectory.steps)
+    return counts
+
+
+def _update_manifest(run_dir: Path, seconds: float, stats: RolloutStats) -> None:
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        return
+    manifest.counts = {**manifest.counts, **_file_counts(run_dir)}
+    manifest.timings = {**manifest.timings, "generate_s": round(manifest.timings.get("generate_s", 0.0) + seconds, 3)}
+    manifest.usage.requests += stats.usage.requests
+    manifest.usage.prompt_tokens += stats.usage.prompt_tokens
+    manifest.usage.completion_tokens += stats.usage.completion_tokens
+    if "generate" not in manifest.stages:
+        manifest.stages = [*manifest.stages, "generate"]
+    write_manifest(run_dir, manifest)
+
+
+def generate(
+    loaded: LoadedRecipe,
+    *,
+    out: Path | None = None,
+    shard: str | None = None,
+    limit: int | None = None,
+    quiet: bool = False,
+    new: bool = False,
+    teacher: Teacher | None = None,
+) -> GenerateResult:
+    """Generate (or resume) a recipe's trajectories into its run directory."""
+    recipe = loaded.recipe
+    parsed_shard = Shard.parse(shard) if shard else None
+    if limit is not None and limit < 1:
+        raise PrefbuildError("--limit must be >= 1")
+    run_dir = prepare_run_dir(loaded, Path(out) if out else recipe.run_dir(), new=new,
+                              shard=str(parsed_shard) if parsed_shard else None)
+    try:
+        return asyncio.run(_generate_async(recipe, run_dir, parsed_shard, limit, quiet, teacher))
+    except KeyError as error:  # unknown env / protocol names from the registry
+        raise PrefbuildError(str(error.args[0]) if error.args else str(error)) from None
+
+
+def exit_code(result: GenerateResult) -> int:
+    """Non-zero when any episode of this invocation failed with an error."""
+    return 1 if result.stats.errors else 0
+

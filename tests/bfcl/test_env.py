@@ -1,0 +1,168 @@
+"""The bfcl env on the package's real tasks: turns, held-out functions, hints, progress, limits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prefbuild.envs.bfcl.data import BfclEntry, load_entries
+from prefbuild.envs.bfcl.env import BfclEnv, task_of
+from prefbuild.envs.bfcl.expert import TURN_DONE
+from prefbuild.envs.bfcl.protocol import BfclHermesProtocol
+from prefbuild.records import FunctionCall, ToolCall
+from prefbuild.tooluse.actions import encode_action
+
+
+def call(name: str, **arguments: object) -> str:
+    return encode_action([ToolCall(id="c0", function=FunctionCall(name=name, arguments=json.dumps(arguments)))])
+
+
+def test_tasks_are_deterministic_and_filtered() -> None:
+    env = BfclEnv()
+    first = [task.info.id for task in env.tasks("test", 8, 3, ["miss_param", "base"])]
+    assert first == [task.info.id for task in env.tasks("test", 8, 3, ["miss_param", "base"])]
+    assert {identifier.rsplit("_", 1)[0] for identifier in first} <= {"multi_turn_miss_param", "multi_turn_base"}
+    assert first != [task.info.id for task in env.tasks("test", 8, 4, ["miss_param", "base"])]
+    with pytest.raises(ValueError, match="unknown task types"):
+        list(env.tasks("test", 1, 0, ["live_simple"]))
+    with pytest.raises(ValueError, match="only 'test'"):
+        list(env.tasks("train", 1, 0))
+
+
+def test_data_is_read_strictly() -> None:
+    raw = load_entries("base")[0].model_dump()
+    raw["unexpected"] = 1
+    with pytest.raises(ValueError, match="unexpected"):
+        BfclEntry.model_validate(raw)
+    assert [len(load_entries(category)) for category in ("base", "miss_func", "miss_param", "long_context")] == [
+        200
+    ] * 4
+
+
+def test_one_question_per_turn_and_progress_per_turn() -> None:
+    entry = load_entries("base")[0]
+    env = BfclEnv()
+    observation, _ = env.reset(task_of(entry))
+    assert observation == entry.question[0][0].content
+    assert env.progress() == 0.0
+    while (action := env.expert_action()) != encode_action(message=TURN_DONE):
+        result = env.step(action)
+        assert result.messages and all(message.role == "tool" for message in result.messages)
+        assert result.messages[0].tool_call_id.startswith("call_0_")
+    result = env.step(encode_action(message=TURN_DONE))
+    assert result.observation == entry.question[1][0].content
+    assert [message.role for message in result.messages] == ["user"]
+    assert result.facts.progress == pytest.approx(1 / len(entry.question))
+    assert result.info["verdict"]["valid"]
+
+
+def test_a_turn_without_calls_fails_bfcls_empty_turn_check() -> None:
+    entry = load_entries("base")[0]
+    env = BfclEnv()
+    env.reset(task_of(entry))
+    result = env.step(encode_action(message="I would rather not."))
+    assert result.info["verdict"]["error_type"] == "multi_turn:empty_turn_model_response"
+    assert result.facts.progress == 0.0
+
+
+def test_held_out_function_appears_later() -> None:
+    entry = load_entries("miss_func")[0]  # 'sort' is revealed at turn 3
+    env = BfclEnv(hints="actionable")
+    _, info = env.reset(task_of(entry))
+    assert "sort" not in {tool["function"]["name"] for tool in info["tools"]}
+    early = env.step(call("sort", file_name="final_report.pdf"))
+    assert early.facts.tools[0].error == "name 'sort' is not defined" and early.facts.tools[0].hinted
+    while env.turn < 3:
+        result = env.step(env.expert_action())
+    assert "I have updated some more functions you can choose from. What about now?" in result.observation
+    assert '"name": "sort"' in result.observation
+    assert "sort" in {tool["function"]["name"] for tool in result.info["tools"]}
+    assert "sort" in env.offered_functions
+
+
+def test_hints_say_what_went_wrong_and_what_is_valid_without_changing_results() -> None:
+    entry = load_entries("base")[0]
+    results = {}
+    for hints in ("off", "actionable"):
+        env = BfclEnv(hints=hints)
+        env.reset(task_of(entry))
+        missing = env.step(call("cd", folder="nowhere"))
+        unknown = env.step(call("mkdirs", dir_name="temp"))
+        wrong_type = env.step(call("mkdir", dir_name=["temp"]))
+        results[hints] = (missing, unknown, wrong_type, env.hinted_turns)
+    off, on = results["off"], results["actionable"]
+    assert [result.facts.tools[0].hinted for result in off[:3]] == [False, False, False]
+    assert [result.facts.tools[0].hinted for result in on[:3]] == [True, True, True]
+    assert (off[3], on[3]) == ([], [0])
+    for plain, hinted in zip(off[:3], on[:3], strict=True):
+        assert hinted.observation.startswith(plain.observation + "\nHint: ")
+    assert "You are in '/workspace'; it contains: document" in on[0].observation
+    assert "Did you mean 'mkdir'?" in on[1].observation
+    assert "dir_name: ['temp'] is not of type 'string'" in on[2].observation
+
+
+def test_authentication_hint_names_the_login_function() -> None:
+    entry = next(entry for entry in load_entries("base") if "TwitterAPI" in entry.involved_classes)
+    env = BfclEnv(hints="actionable")
+    env.reset(task_of(entry))
+    raw = dict(entry.initial_config).get("TwitterAPI", {})
+    assert raw  # the real scenario
+    env._backend.instances["TwitterAPI"].authenticated = False
+    result = env.step(call("post_tweet", content="hello"))
+    assert result.observation.endswith("call authenticate_twitter.")
+
+
+def test_force_quit_after_bfcls_step_limit() -> None:
+    entry = load_entries("base")[0]
+    env = BfclEnv(max_steps_per_turn=3)
+    env.reset(task_of(entry))
+    results = [env.step(call("pwd")) for _ in range(3)]
+    assert [result.done for result in results] == [False, False, True]
+    assert results[-1].facts.stop == "force quit: 3 steps in turn 0"
+    assert env.step(call("pwd")).valid is False
+
+
+def test_protocol_shows_task_tools_and_ends_turn_on_text() -> None:
+    entry = load_entries("miss_func")[0]
+    task = task_of(entry)
+    protocol = BfclHermesProtocol()
+    system = protocol.prefix_messages(task)[0].content
+    assert system.startswith("# Tools") and '"name": "mv"' in system and '"name": "sort"' not in system
+    env = BfclEnv()
+    env.reset(task)
+    parsed = protocol.parse('<tool_call>\n{"name": "cd", "arguments": {"folder": "document"}}\n</tool_call>')
+    assert json.loads(env.step(parsed.action).observation) == {"current_working_directory": "document"}
+    assert protocol.render(parsed.action).startswith("<tool_call>")
+    broken = protocol.parse("<tool_call>{not json")
+    assert broken.action is not None and not broken.format_ok and not broken.final
+    assert env.step(broken.action).info["verdict"]["turn"] == 0
+
+
+def test_precondition_hint_points_to_the_functions_that_fix_it() -> None:
+    entry = next(entry for entry in load_entries("base") if "VehicleControlAPI" in entry.involved_classes)
+    env = BfclEnv(hints="actionable")
+    env.reset(task_of(entry))
+    result = env.step(call("startEngine", ignitionMode="START"))
+    assert result.observation.startswith('{"error": "Brake pedal needs to be pressed when starting the engine."}')
+    assert "pressBrakePedal" in result.observation and result.facts.tools[0].hinted
+    assert env.offered_functions == sorted(env.offered_functions) and "pressBrakePedal" in env.offered_functions
+
+
+def test_replay_from_the_task_record_keeps_the_hint_setting() -> None:
+    from prefbuild.pairs.replay import task_for
+    from prefbuild.records import EnvInfo, Outcome, StopReason, TeacherInfo, Trajectory
+
+    task = next(BfclEnv(hints="actionable", max_steps_per_turn=5).tasks("test", 1, 2, ["base"]))
+    assert task.info.meta["hints"] == "actionable"
+    trajectory = Trajectory(
+        id="t",
+        task=task.info,
+        env=EnvInfo(name="bfcl", protocol="hermes"),
+        teacher=TeacherInfo(backend="scripted", model="m"),
+        outcome=Outcome(success=False, stop_reason=StopReason.max_steps),
+    )
+    env = BfclEnv()  # replays build the env with default options
+    env.reset(task_for(trajectory))
+    assert (env.hints, env.max_steps_per_turn) == ("actionable", 5)
+    assert env.step(call("mkdirs")).facts.tools[0].hinted

@@ -1,0 +1,41 @@
+"""The ground-truth expert against BFCL's own verdicts, on the package's real tasks."""
+
+from __future__ import annotations
+
+import pytest
+
+from prefbuild.envs.bfcl.data import CATEGORIES, load_entries
+from prefbuild.envs.bfcl.env import BfclEnv
+from tests.bfcl.helpers import bfcl_verdict, expert_policy, play
+
+SLICE = 10
+# The only task among all 800 whose expert fails (checked over every task of every category):
+# its ground truth calls ``tail`` in turn 1, but the task holds ``tail`` out until turn 3. BFCL's
+# executor runs it anyway (it maps every public method of the class, offered or not); this env
+# offers a function only once it is revealed, so the call is answered "not defined".
+KNOWN_EXCEPTIONS = {"multi_turn_miss_func_49": "ground truth calls held-out 'tail' before it is revealed"}
+
+
+@pytest.mark.parametrize("hints", ["off", "actionable"])
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_expert_succeeds_on_a_slice_as_bfcl_scores_it(category: str, hints: str) -> None:
+    for entry in load_entries(category)[:SLICE]:
+        env = BfclEnv(hints=hints)
+        episode = play(env, entry, expert_policy)
+        assert episode.last.won, (entry.id, episode.last.observation)
+        assert episode.last.facts.won is True
+        assert episode.last.facts.progress == 1.0
+        assert all(not fact.hinted for result in episode.results for fact in result.facts.tools)
+        # Independent check: BFCL's own multi_turn_checker, replaying the same calls.
+        assert bfcl_verdict(entry, episode) == {"valid": True}, entry.id
+
+
+def test_the_known_exception_fails_for_the_stated_reason() -> None:
+    entry = next(entry for entry in load_entries("miss_func") if entry.id in KNOWN_EXCEPTIONS)
+    assert "tail" in entry.missed_function["3"]
+    episode = play(BfclEnv(), entry, expert_policy)
+    assert not episode.last.won
+    failed = [fact for result in episode.results for fact in result.facts.tools if not fact.ok]
+    assert [(fact.name, fact.error) for fact in failed] == [("tail", "name 'tail' is not defined")]
+    # BFCL's checker, which runs the unrevealed function, accepts the same calls.
+    assert bfcl_verdict(entry, episode) == {"valid": True}
