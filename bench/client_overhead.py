@@ -52,7 +52,7 @@ import click
 
 # The rollout entry point used to capture requests and to measure the whole pipeline:
 # "module:function" taking (loaded_recipe, out=Path, quiet=True, teacher=Teacher).
-GENERATE = "prefbuild.generate:generate"
+GENERATE = "prefbuild.rollout.generate:generate"
 RECIPE = "quickstart"
 ANSWER_TEXT = "THOUGHT: I should look around.\nACTION: look\n"
 
@@ -146,11 +146,12 @@ def capture_episodes(num_tasks: int) -> list[list[Any]]:
     exactly the rollout's, context aside.
     """
     from prefbuild.recipe import load_recipe
+    from prefbuild.simulation.scripted import ScriptedTeacher
     from prefbuild.teachers.base import Teacher, TeacherRequest
-    from prefbuild.teachers.scripted import ScriptedTeacher
 
     class Capturing(Teacher):
         backend = "scripted"
+        reads_env_state = True
 
         def __init__(self) -> None:
             self.inner = ScriptedTeacher({}, model="scripted-expert")
@@ -158,7 +159,7 @@ def capture_episodes(num_tasks: int) -> list[list[Any]]:
             self.episodes: dict[Any, list[TeacherRequest]] = {}
 
         async def complete(self, request: TeacherRequest) -> list[Any]:
-            key = id(request.messages[0])  # the same first message object for a whole episode
+            key = request.env_view.episode_id if request.env_view else id(request.messages[0])
             self.episodes.setdefault(key, []).append(
                 TeacherRequest(request.messages, request.sampling, tools=request.tools)
             )

@@ -116,10 +116,12 @@ class PayloadEncoder:
     An episode's history grows by a turn or two per step and is sent whole each time; the
     rollout passes the same ``Message`` objects again, so each is serialised once per
     episode, and the bytes of an episode's previous list are extended by the new turns only
-    (identity comparisons, no per-message work for the shared prefix). Messages are treated
-    as immutable once sent: a message's cached bytes are reused while its ``content`` and
-    ``tool_calls`` are the very objects they were made from. The caches are dropped whole
-    when they reach ``max_entries`` (4,096 episode histories).
+    (list comparisons in C for the shared prefix). Cached bytes are reused only while a
+    message's ``content`` and ``tool_calls`` are equal to what they were made from, so
+    assigning either anew is seen; the other fields are treated as fixed once sent. The
+    caches are dropped whole when they reach ``max_entries`` (4,096 episode histories).
+    Histories are told apart by their first message object: protocols that share prefix
+    message objects across episodes lose the prefix fast path (the per-message cache stays).
 
     Example:
         >>> from prefbuild.records import Message
@@ -135,7 +137,7 @@ class PayloadEncoder:
         self._head = b'{"model":' + _dumps(model).encode() + b',"messages":['
         self._messages: dict[int, tuple[Message, str, Any, bytes]] = {}
         self._options: dict[tuple[int, int, int | None, int], tuple[Sampling, Any, bytes]] = {}
-        self._histories: dict[int, tuple[list[Message], bytes]] = {}
+        self._histories: dict[int, tuple[list[Message], list[tuple[str, Any]], bytes, bytes]] = {}
 
     def message(self, message: Message) -> bytes:
         """The JSON bytes of one message (cached)."""
@@ -168,28 +170,35 @@ class PayloadEncoder:
         return encoded
 
     def messages(self, messages: Sequence[Message]) -> bytes:
-        """The JSON array items of a message list, extending the bytes of the same episode's last list."""
+        """The JSON array items of a message list, extending the bytes of the same episode's last list.
+
+        The last list is reused whole, or without its last message (AgentBench replaces the
+        latest observation by its shortened history form before appending the next turns).
+        """
         if not messages:
             return b""
-        first = messages[0]
-        cached = self._histories.get(id(first))
-        if cached is not None and cached[0][0] is first and len(cached[0]) <= len(messages):
-            known, joined = cached
-            # C-speed list comparison: identical objects compare equal without looking inside.
-            if list(messages[: len(known)]) == known:
-                tail = messages[len(known) :]
-                if tail:
-                    joined = b",".join([joined, *(self.message(message) for message in tail)])
-                self._remember(messages, joined)
-                return joined
-        joined = b",".join([self.message(message) for message in messages])
-        self._remember(messages, joined)
-        return joined
-
-    def _remember(self, messages: Sequence[Message], joined: bytes) -> None:
+        cached = self._histories.get(id(messages[0]))
+        fields = [(message.content, message.tool_calls) for message in messages]
+        base, start = b"", 0
+        if cached is not None and cached[0][0] is messages[0]:
+            known, known_fields, joined, before_last = cached
+            # List comparisons run in C, and identical objects compare equal without looking inside.
+            size = len(known)
+            if size <= len(messages) and list(messages[:size]) == known and fields[:size] == known_fields:
+                base, start = joined, size
+            elif list(messages[: size - 1]) == known[:-1] and fields[: size - 1] == known_fields[:-1]:
+                base, start = before_last, size - 1
+        if start == len(messages):
+            if cached is not None and start == len(cached[0]):
+                return base  # the very list sent last time
+            base, start = b"", 0  # a shorter list: build it afresh
+        parts = [base] if start else []
+        parts.extend(self.message(message) for message in messages[start:])
+        joined = b",".join(parts)
         if len(self._histories) >= 4096:
             self._histories.clear()
-        self._histories[id(messages[0])] = (list(messages), joined)
+        self._histories[id(messages[0])] = (list(messages), fields, joined, b",".join(parts[:-1]))
+        return joined
 
     def encode(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
         """The UTF-8 JSON body of one request: equal to ``json.dumps(build_payload(...))`` once parsed."""

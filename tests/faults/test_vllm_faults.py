@@ -17,10 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from prefbuild.generate import GenerateResult, generate
+from prefbuild.io.jsonl import read_records
 from prefbuild.recipe import load_recipe
 from prefbuild.records import StopReason, Trajectory
-from prefbuild.store import read_records
+from prefbuild.rollout.generate import GenerateResult, generate
 from tests.plugins.vllm_server import process_group_members
 
 pytestmark = pytest.mark.vllm
@@ -57,7 +57,7 @@ def requests_running(root_url: str) -> float:
 
 
 def test_vllm_server_killed_mid_generation_and_restarted_loses_and_duplicates_no_episode(tmp_path: Path) -> None:
-    from prefbuild.models import EMBEDDED_MODEL_NAME, ensure_embedded_model
+    from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, ensure_embedded_model
     from prefbuild.teachers.vllm_launcher import VllmServer
 
     def server(port: int | None, log: str) -> VllmServer:

@@ -299,3 +299,30 @@ def test_drop_seed_leaves_the_seed_out_and_records_why_once(fake):
 
     assert asyncio.run(go()) == ["vllm-cpu: seed dropped"]
     assert all("seed" not in body for body in fake.requests) and len(fake.requests) == 2
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    operations=st.lists(
+        st.tuples(st.sampled_from(["append", "replace_last", "truncate", "assign"]), st.text(max_size=8)), max_size=25
+    )
+)
+def test_payload_cache_follows_any_history_edit(operations):
+    import json
+
+    from prefbuild.teachers.openai_backend import PayloadEncoder, build_payload
+
+    encoder = PayloadEncoder("m")
+    history = [Message(role="system", content="sys")]
+    sampling = Sampling()
+    for operation, text in operations:
+        if operation == "append":
+            history.append(Message(role="user", content=text))
+        elif operation == "replace_last" and len(history) > 1:
+            history[-1] = Message(role="user", content=f"short {text}")
+        elif operation == "truncate" and len(history) > 1:
+            history = history[: len(history) // 2 or 1]
+        elif operation == "assign":
+            history[-1].content = text
+        req = TeacherRequest(list(history), sampling)
+        assert json.loads(encoder.encode(req, 1, None)) == build_payload("m", req, 1, None)
