@@ -286,7 +286,12 @@ def distilabel_client(
                 temperature=sampling.temperature, top_p=sampling.top_p,
             )
 
-        return await replay(conversations, concurrency, send)
+        try:
+            return await replay(conversations, concurrency, send)
+        finally:
+            client = getattr(llm, "_aclient", None)
+            if client is not None:
+                await client.close()  # in this event loop, not at interpreter exit
 
     return run
 
