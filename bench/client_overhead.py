@@ -54,17 +54,23 @@ import click
 # "module:function" taking (loaded_recipe, out=Path, quiet=True, teacher=Teacher).
 GENERATE = "prefbuild.rollout.generate:generate"
 RECIPE = "quickstart"
-ANSWER_TEXT = "THOUGHT: I should look around.\nACTION: look\n"
+# The server rotates through these, so episodes are not cut short by a repeated-output rule.
+ANSWER_TEXTS = (
+    "THOUGHT: I should look around.\nACTION: look\n",
+    "ACTION: inventory\n",
+    "THOUGHT: The cabinet may hold it.\nACTION: go to cabinet 1\n",
+    "ACTION: examine cabinet 1\n",
+)
 
 
 # ---------------------------------------------------------------- the instant server
-def _answer() -> bytes:
+def _answer(text: str) -> bytes:
     body = {
         "id": "chatcmpl-bench",
         "object": "chat.completion",
         "model": "bench-model",
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": ANSWER_TEXT}, "finish_reason": "stop"}
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
         ],
         "usage": {"prompt_tokens": 900, "completion_tokens": 12, "total_tokens": 912},
     }
@@ -74,9 +80,10 @@ def _answer() -> bytes:
 
 
 class _InstantProtocol(asyncio.Protocol):
-    """Minimal HTTP/1.1 keep-alive server: every complete request gets the canned answer."""
+    """Minimal HTTP/1.1 keep-alive server: every complete request gets the next canned answer."""
 
-    answer = _answer()
+    answers = tuple(_answer(text) for text in ANSWER_TEXTS)
+    served = 0
     models = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n' + json.dumps(
         {"object": "list", "data": [{"id": "bench-model"}]}
     ).encode().ljust(50)
@@ -100,7 +107,11 @@ class _InstantProtocol(asyncio.Protocol):
             if len(self.buffer) < end + 4 + length:
                 return
             self.buffer = self.buffer[end + 4 + length :]
-            reply = self.models if head.startswith("GET /v1/models") else self.answer
+            if head.startswith("GET /v1/models"):
+                reply = self.models
+            else:
+                reply = self.answers[_InstantProtocol.served % len(self.answers)]
+                _InstantProtocol.served += 1
             self.transport.write(reply)  # type: ignore[attr-defined]
 
 
