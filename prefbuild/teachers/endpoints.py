@@ -70,6 +70,7 @@ class Endpoint:
     requests: int = 0
     failures: int = 0
     successes: int = 0
+    reached: bool = False  # a server answered here once (any HTTP answer, or a connection it accepted)
     failing_since: float = 0.0  # when the current run of failures began
     semaphore: asyncio.Semaphore = field(init=False, repr=False)
 
@@ -169,23 +170,26 @@ class EndpointPool:
         """Seconds since every endpoint that ever answered began failing.
 
         Returns:
-            ``None`` while one of them is healthy, or when none has ever answered (a wrong URL
-            is not an outage to wait out).
+            ``None`` while one of them is healthy, or when none was ever reached (a wrong URL
+            is not an outage to wait out; a server that accepted a connection was reached).
         """
-        known = [endpoint for endpoint in self.endpoints if endpoint.successes]
+        known = [endpoint for endpoint in self.endpoints if endpoint.reached]
         if not known or any(endpoint.consecutive_failures == 0 for endpoint in known):
             return None
         return time.monotonic() - max(endpoint.failing_since for endpoint in known)
 
     def record_success(self, endpoint: Endpoint) -> None:
         endpoint.successes += 1
+        endpoint.reached = True
         if endpoint.consecutive_failures or endpoint.down_until:
             endpoint.consecutive_failures = 0
             endpoint.down_until = 0.0
             endpoint.last_error = None
 
-    def record_failure(self, endpoint: Endpoint, error: str) -> None:
+    def record_failure(self, endpoint: Endpoint, error: str, *, reached: bool = False) -> None:
+        """Count a failed request; ``reached``: the server was there (it answered or accepted the connection)."""
         endpoint.failures += 1
+        endpoint.reached = endpoint.reached or reached
         if endpoint.consecutive_failures == 0:
             endpoint.failing_since = time.monotonic()
         endpoint.consecutive_failures += 1

@@ -18,7 +18,7 @@ Failures that can heal are retried with exponential backoff and jitter: connecti
 timeouts, answers cut off mid-body, HTTP 408/409/429/5xx and HTTP 200 answers that are not
 a valid chat completion. While every endpoint is cooling down, a retry waits for one to
 come back instead of failing, and waiting does not use up attempts. Once a server has
-answered, its outage is ridden out for up to ``max_outage_s`` (10 minutes by default:
+answered (or accepted a connection), its outage is ridden out for up to ``max_outage_s`` (10 minutes by default:
 a vLLM restart, model loading included) whatever the attempts; a URL that never answered
 fails after ``max_attempts`` (about 90 s with the defaults). Anything else (an unknown model, a bad regex)
 fails at once with the server's own message. ``timeout_s`` bounds each HTTP attempt in
@@ -456,9 +456,9 @@ class OpenAITeacher(Teacher):
                 failed_on.add(endpoint.base_url)
                 raise
 
-    def _failed(self, endpoint: Endpoint, cause: str) -> _Retryable:
+    def _failed(self, endpoint: Endpoint, cause: str, *, reached: bool = True) -> _Retryable:
         cause = mask(cause)
-        self.pool.record_failure(endpoint, cause)
+        self.pool.record_failure(endpoint, cause, reached=reached)
         logger.debug("teacher request failed: %s", cause)
         return _Retryable(cause)
 
@@ -472,10 +472,14 @@ class OpenAITeacher(Teacher):
             async with session.post(url, data=body, headers=self._headers[endpoint.base_url]) as response:
                 raw = await response.read()
                 status = response.status
-        except TimeoutError:
-            raise self._failed(endpoint, f"POST {url}: no complete answer within {self.timeout_s:g}s") from None
+        except TimeoutError as error:
+            reached = not isinstance(error, aiohttp.ConnectionTimeoutError)
+            cause = f"POST {url}: no complete answer within {self.timeout_s:g}s"
+            raise self._failed(endpoint, cause, reached=reached) from None
         except (aiohttp.ClientError, OSError) as error:
-            raise self._failed(endpoint, f"POST {url}: {type(error).__name__}: {error or 'no detail'}") from None
+            reached = not isinstance(error, aiohttp.ClientConnectorError | ConnectionRefusedError)
+            cause = f"POST {url}: {type(error).__name__}: {error or 'no detail'}"
+            raise self._failed(endpoint, cause, reached=reached) from None
         latency = time.perf_counter() - started
         if status != 200:
             self._reject(endpoint, url, status, raw)

@@ -113,6 +113,27 @@ def _flag_value(args: Sequence[str], flag: str) -> bool | None:
     return value
 
 
+def _group_alive(group: int) -> bool:
+    """True while a live (non-zombie) process of process group ``group`` exists (Linux ``/proc``)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -294,8 +315,12 @@ class VllmServer:
                 except subprocess.TimeoutExpired:
                     self._signal_group(group, signal.SIGKILL)
                     process.wait()
-            # Engine workers that outlived the API process would be orphans: end them too.
+            # Engine workers that outlived the API process would be orphans: end them too, and
+            # wait (briefly) until the kernel has removed them, so callers see a clean group.
             self._signal_group(group, signal.SIGKILL)
+            deadline = time.monotonic() + 10.0
+            while _group_alive(group) and time.monotonic() < deadline:
+                time.sleep(0.05)
             self.process = None
         if self._log_handle is not None:
             self._log_handle.close()

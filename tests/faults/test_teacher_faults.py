@@ -23,7 +23,8 @@ from prefbuild.teachers.openai_backend import OpenAITeacher
 from tests.plugins.fault_server import FaultServer
 
 TIMEOUT_S = 1.0
-FAST = {"initial_backoff_s": 0.01, "max_backoff_s": 0.05, "cooldown_s": 0.2, "timeout_s": TIMEOUT_S}
+# max_outage_s=0: these tests bound the attempts; waiting out outages is tested on its own below.
+FAST = {"initial_backoff_s": 0.01, "max_backoff_s": 0.05, "cooldown_s": 0.2, "timeout_s": TIMEOUT_S, "max_outage_s": 0}
 
 # Behaviour -> what the final error must say when it never heals.
 FAULTS = {
@@ -79,7 +80,7 @@ def test_a_lasting_fault_ends_in_one_located_error_after_bounded_attempts(fault_
 def test_a_dripping_server_cannot_hold_a_request_beyond_its_deadline(fault_server: FaultServer):
     # The answer is ~300 bytes at one byte per 0.5 s: 150 s if only the time between bytes was bounded.
     fault_server.default = "drip"
-    teacher = OpenAITeacher(fault_server.model, fault_server.base_url, max_attempts=1, timeout_s=2.0)
+    teacher = OpenAITeacher(fault_server.model, fault_server.base_url, max_attempts=1, timeout_s=2.0, max_outage_s=0)
     with pytest.raises(TeacherError, match="no complete answer within 2s"):
         complete(teacher, [ask()], bound_s=10)
     assert fault_server.behaviours() == ["drip"]
@@ -196,6 +197,6 @@ def test_a_url_that_never_answered_gets_only_its_attempts():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    teacher = OpenAITeacher("m", f"http://127.0.0.1:{port}", max_attempts=3, max_outage_s=600, **FAST)
+    teacher = OpenAITeacher("m", f"http://127.0.0.1:{port}", max_attempts=3, **{**FAST, "max_outage_s": 600})
     with pytest.raises(TeacherError, match=r"failed after 3 attempts; last error: .*Cannot connect"):
         complete(teacher, [ask()], bound_s=15)

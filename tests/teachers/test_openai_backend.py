@@ -20,7 +20,7 @@ from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
 from prefbuild.teachers.openai_backend import OpenAITeacher, _split_tokens
 from tests.teachers.fake_openai import FakeOpenAIServer
 
-FAST_RETRIES = {"max_attempts": 3, "initial_backoff_s": 0.01, "max_backoff_s": 0.05}
+FAST_RETRIES = {"max_attempts": 3, "initial_backoff_s": 0.01, "max_backoff_s": 0.05, "max_outage_s": 0}
 
 
 def request(text: str = "hello", **sampling: object) -> TeacherRequest:
@@ -216,7 +216,7 @@ def test_every_endpoint_down_is_said_clearly():
 def test_killed_server_gives_bounded_retries_then_a_restarted_server_is_used_again():
     server = FakeOpenAIServer().start()
     port = server.port
-    teacher = OpenAITeacher("fake-model", server.base_url, cooldown_s=0.3, max_outage_s=0, **FAST_RETRIES)
+    teacher = OpenAITeacher("fake-model", server.base_url, cooldown_s=0.3, **FAST_RETRIES)
 
     async def go():
         async with teacher:
