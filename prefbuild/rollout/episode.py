@@ -30,8 +30,10 @@ from prefbuild.records import (
     Trajectory,
     Usage,
     UsageTotals,
+    assistant_turn,
 )
 from prefbuild.rollout.plan import Episode, env_for
+from prefbuild.rollout.tools import request_tools, turn_calls, updated_tools
 from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import build_sampling
 
@@ -79,15 +81,17 @@ class EpisodeRunner:
         outputs: list[str] = []
         outcome: Outcome | None = None
         try:
-            observation, _ = env.reset(task)
+            observation, reset_info = env.reset(task)
             prefix = protocol.prefix_messages(task)
             admissible = env.admissible_actions()
             turn = protocol.observation_turn(observation, first=True, task=task, admissible=admissible)
+            tools = request_tools(protocol, task, reset_info or {})
         except Exception as error:  # an env that cannot start this task is recorded, not fatal
             return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage)
         role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
-        tools = protocol.tools()
+        # The env's reply as several messages (tool results, a user turn), shown before the next turn.
+        turn_messages: list[Message] | None = None
         for index in range(episode.env.max_steps):
             expert = _optional(env.expert_action, episode, "expert_action")
             view = (
@@ -109,7 +113,10 @@ class EpisodeRunner:
             usage.add(step_usage)
             text = completion.text
             outputs.append(text)
-            parsed = protocol.parse(text)
+            structured = () if completion.calls_in_text else completion.tool_calls
+            parsed = protocol.parse_completion(text, structured)
+            calls, native = turn_calls(protocol, parsed, structured)
+            result_messages: list[Message] | None = None
             info: dict[str, Any] = {}
             facts = StepFacts(
                 finish_reason=completion.finish_reason,
@@ -140,6 +147,8 @@ class EpisodeRunner:
                 valid = bool(result.valid) if result.valid is not None else True
                 won = result.won
                 info.update(result.info)
+                result_messages = result.messages
+                tools = updated_tools(tools, result.info)
                 if result.facts is not None:
                     facts = _merge_facts(facts, result.facts)
             history_form = protocol.history_turn(turn)
@@ -148,8 +157,11 @@ class EpisodeRunner:
                     index=index,
                     observation=turn,
                     observation_role=role.value,
-                    observation_in_history=None if history_form == turn else history_form,
+                    observation_in_history=None if history_form == turn or turn_messages else history_form,
+                    observation_messages=turn_messages,
                     raw_output=text,
+                    tool_calls=calls,
+                    native_tool_calls=native,
                     thought=parsed.thought,
                     action=parsed.action,
                     format_ok=parsed.format_ok,
@@ -180,10 +192,17 @@ class EpisodeRunner:
                 break
             admissible = env.admissible_actions()
             next_turn = protocol.observation_turn(feedback, first=False, task=task, admissible=admissible)
-            history[-1] = Message(role=role, content=history_form)
-            history.append(Message(role=Role.assistant, content=text))
-            role = Role(protocol.turn_role(unparsed_reply=parsed.action is None))
-            history.append(Message(role=role, content=next_turn))
+            if turn_messages is None:
+                history[-1] = Message(role=role, content=history_form)
+            history.append(assistant_turn(steps[-1]))
+            if result_messages:
+                turn_messages = list(result_messages)
+                role = Role(turn_messages[0].role.value if turn_messages[0].role.value in ("user", "tool") else "user")
+                history.extend(turn_messages)
+            else:
+                turn_messages = None
+                role = Role(protocol.turn_role(unparsed_reply=parsed.action is None))
+                history.append(Message(role=role, content=next_turn))
             turn = next_turn
         else:
             stop_episode = StopReason.max_steps

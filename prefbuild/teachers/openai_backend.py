@@ -23,7 +23,6 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -31,19 +30,13 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.endpoints import AllEndpointsDown, Endpoint, EndpointPool
+from prefbuild.tooluse.native import response_tool_calls, tool_options
 
-__all__ = ["OpenAICompletion", "OpenAITeacher", "build_payload"]
+__all__ = ["OpenAITeacher", "build_payload"]
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-
-
-@dataclass(frozen=True)
-class OpenAICompletion(Completion):
-    """A completion that may carry the tool calls of a tool-calling model (OpenAI layout)."""
-
-    tool_calls: tuple[dict[str, Any], ...] | None = None
 
 
 class _Retryable(Exception):
@@ -69,8 +62,7 @@ def build_payload(model: str, request: TeacherRequest, n: int, seed: int | None)
         payload["stop"] = list(sampling.stop)
     if seed is not None:
         payload["seed"] = seed
-    if request.tools:
-        payload["tools"] = request.tools
+    payload.update(tool_options(request.tools, request.tool_choice))
     payload.update(sampling.extra_body)
     return payload
 
@@ -270,15 +262,14 @@ class OpenAITeacher(Teacher):
         prompt_tokens = int(usage.get("prompt_tokens", 0))
         completions: list[Completion] = []
         for choice, text, tokens in zip(choices, texts, shares, strict=True):
-            tool_calls = choice["message"].get("tool_calls")
             completions.append(
-                OpenAICompletion(
+                Completion(
                     text=text,
                     finish_reason=str(choice.get("finish_reason") or "stop"),
                     prompt_tokens=prompt_tokens,
                     completion_tokens=tokens,
                     latency_s=latency,
-                    tool_calls=tuple(tool_calls) if tool_calls else None,
+                    tool_calls=response_tool_calls(choice["message"].get("tool_calls")),
                 )
             )
         return completions
