@@ -337,6 +337,11 @@ class Trajectory(Record):
         default_factory=list,
         description="The fixed prompt prefix: system prompt and few-shot turns. Step observations follow it.",
     )
+    tools: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The OpenAI tool definitions sent with the requests (the last, grown list where the env "
+        "revealed functions later); None where the model got no tools in the request.",
+    )
     steps: list[Step] = Field(default_factory=list)
     outcome: Outcome
     usage: UsageTotals = Field(default_factory=UsageTotals)

@@ -87,7 +87,7 @@ class EpisodeRunner:
             turn = protocol.observation_turn(observation, first=True, task=task, admissible=admissible)
             tools = request_tools(protocol, task, reset_info or {})
         except Exception as error:  # an env that cannot start this task is recorded, not fatal
-            return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage)
+            return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage, None)
         role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
         # The env's reply as several messages (tool results, a user turn), shown before the next turn.
@@ -215,10 +215,16 @@ class EpisodeRunner:
             )
         elif outcome.stop_reason is StopReason.error and outcome.progress is None:
             outcome = outcome.model_copy(update={"progress": _optional(env.progress, episode, "progress")})
-        return self._trajectory(episode, prefix, steps, outcome, usage)
+        return self._trajectory(episode, prefix, steps, outcome, usage, tools)
 
     def _trajectory(
-        self, episode: Episode, prefix: Sequence[Message], steps: list[Step], outcome: Outcome, usage: UsageTotals
+        self,
+        episode: Episode,
+        prefix: Sequence[Message],
+        steps: list[Step],
+        outcome: Outcome,
+        usage: UsageTotals,
+        tools: list[dict[str, Any]] | None,
     ) -> Trajectory:
         recipe = self.recipe
         return Trajectory(
@@ -237,6 +243,7 @@ class EpisodeRunner:
             ),
             sample_index=episode.sample_index,
             messages=list(prefix),
+            tools=tools,
             steps=steps,
             outcome=outcome,
             usage=usage,
