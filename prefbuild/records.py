@@ -387,6 +387,9 @@ class Pair(Record):
     evidence: str | None = None
     source: PairSource
     scores: dict[str, float] | None = None
+    tools: list[dict[str, Any]] | None = Field(
+        default=None, description="The OpenAI tool definitions offered in the source episode (tool envs)."
+    )
     split: PairSplit = "train"
 
     @model_validator(mode="after")
@@ -447,6 +450,11 @@ def assistant_turn(step: Step) -> Message:
     """
     calls = step.tool_calls if step.native_tool_calls and step.tool_calls else None
     return Message(role=Role.assistant, content=step.raw_output, tool_calls=calls)
+
+
+def structured_calls(step: Step) -> list[ToolCall]:
+    """The server's structured tool calls of ``step`` (empty when its calls are Hermes text)."""
+    return list(step.tool_calls or []) if step.native_tool_calls else []
 
 
 def observation_turns(step: Step, *, in_history: bool = False) -> list[Message]:
