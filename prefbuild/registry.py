@@ -81,6 +81,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "trajectory": "prefbuild.pairs.strategies.trajectory:TrajectoryStrategy",
         "style": "prefbuild.pairs.strategies.style:StyleStrategy",
         "best_of_n": "prefbuild.pairs.strategies.best_of_n:BestOfNStrategy",
+        "ranked_samples": "prefbuild.pairs.strategies.ranked:RankedSamplesStrategy",
     },
     "exports": {
         "trl": "prefbuild.exports.trl:TrlFormat",
@@ -88,6 +89,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "llamafactory": "prefbuild.exports.llamafactory:LlamaFactoryFormat",
         "swift": "prefbuild.exports.swift:SwiftFormat",
         "sft": "prefbuild.exports.sft:SftFormat",
+        "sft_first": "prefbuild.exports.sft:SftFirstFormat",
     },
 }
 
