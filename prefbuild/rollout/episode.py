@@ -36,6 +36,7 @@ from prefbuild.rollout.plan import Episode, env_for
 from prefbuild.rollout.tools import request_tools, turn_calls, updated_tools
 from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import build_sampling
+from prefbuild.tooluse.hermes import render_tool_turn
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +113,9 @@ class EpisodeRunner:
             step_usage = Usage(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
             usage.add(step_usage)
             text = completion.text
-            outputs.append(text)
             structured = () if completion.calls_in_text else completion.tool_calls
+            # Stop rules over raw outputs (three identical turns) see structured calls as their text.
+            outputs.append(render_tool_turn(list(structured), content=text or None) if structured else text)
             parsed = protocol.parse_completion(text, structured)
             calls, native = turn_calls(protocol, parsed, structured)
             result_messages: list[Message] | None = None
