@@ -110,3 +110,19 @@ def test_trl_renders_the_exported_tool_dataset_with_the_embedded_tokenizer(run_d
             tool_turns = [m for m in example.get("prompt", example.get("messages", [])) if m["role"] == Role.tool]
             for message in tool_turns:
                 assert message["content"] in text
+
+
+def test_stats_and_report_give_pass_at_k_by_domain(run_dir: Path) -> None:
+    from prefbuild.analysis.passk import pass_at_k
+    from prefbuild.analysis.stats import collect_stats
+
+    trajectories = list(read_records(run_dir / "labelled.jsonl", Trajectory))
+    rows = {row["domain"]: row for row in collect_stats(run_dir)["trajectory"]["pass_at_k_by_domain"]}
+    assert set(rows) == {f"code/{t.task.type}" for t in trajectories}
+    for domain, row in rows.items():
+        mine = [t for t in trajectories if f"code/{t.task.type}" == domain]
+        tasks = {t.task.id for t in mine}
+        expected = sum(pass_at_k(2, sum(t.outcome.success for t in mine if t.task.id == task), 2) for task in tasks)
+        assert row["tasks"] == len(tasks) and row["episodes"] == len(mine) == 2 * len(tasks)
+        assert row["pass@2"] == round(expected / len(tasks), 4)
+    assert 'id="table-passk-domain"' in (run_dir / "report.html").read_text()
