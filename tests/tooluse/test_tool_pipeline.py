@@ -126,3 +126,55 @@ def test_stats_and_report_give_pass_at_k_by_domain(run_dir: Path) -> None:
         assert row["tasks"] == len(tasks) and row["episodes"] == len(mine) == 2 * len(tasks)
         assert row["pass@2"] == round(expected / len(tasks), 4)
     assert 'id="table-passk-domain"' in (run_dir / "report.html").read_text()
+
+
+def _llamafactory_data_modules():
+    """LLaMA-Factory's own dataset parser, sharegpt converter and function formatter.
+
+    The package ``__init__`` files import its multimodal plugin (torchaudio, which prefbuild's
+    environment does not ship); the data modules themselves need none of it, so they are loaded
+    from the installed package without running those ``__init__`` files.
+    """
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    spec = importlib.util.find_spec("llamafactory")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("llamafactory is not installed (make test installs it with --no-deps)")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    for name, folder in (("llamafactory", root), ("llamafactory.data", root / "data")):
+        if name not in sys.modules:
+            package = types.ModuleType(name)
+            package.__path__ = [str(folder)]
+            sys.modules[name] = package
+    load = importlib.import_module
+    return load("llamafactory.data.parser"), load("llamafactory.data.converter"), load("llamafactory.data.formatter")
+
+
+def test_llamafactory_reads_the_exported_tool_dataset(run_dir: Path) -> None:
+    parser, converter, formatter = _llamafactory_data_modules()
+    out = run_dir / "lf-export"
+    api.export([run_dir / "pairs.jsonl"], out, ["llamafactory"], jsonl=True)
+    info = json.loads((out / "dataset_info.json").read_text())
+    names = sorted(info)
+    attrs = parser.get_dataset_list(names, str(out))
+    functions = formatter.FunctionFormatter(slots=["{{content}}"], tool_format="qwen")
+    converted = 0
+    for name, attr in zip(names, attrs, strict=True):
+        assert attr.formatting == "sharegpt" and attr.ranking and attr.tools == "tools"
+        to_lf = converter.get_dataset_converter("sharegpt", attr, None)
+        for line in (out / info[name]["file_name"]).read_text().splitlines():
+            row = json.loads(line)
+            example = to_lf(row)
+            assert example["_prompt"], row  # LLaMA-Factory did not drop it as abnormal
+            assert json.loads(example["_tools"])[0]["function"]["name"] == "code_interpreter"
+            for message in [*example["_prompt"], *example["_response"]]:
+                if message["role"] == "function":
+                    rendered = "".join(functions.apply(content=message["content"]))
+                    calls = json.loads(message["content"])
+                    for call in calls if isinstance(calls, list) else [calls]:
+                        assert f'<tool_call>\n{{"name": "{call["name"]}", "arguments": ' in rendered
+            converted += 1
+    assert converted
