@@ -93,7 +93,10 @@ class EpisodeRunner:
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
         # The env's reply as several messages (tool results, a user turn), shown before the next turn.
         turn_messages: list[Message] | None = None
-        for index in range(episode.env.max_steps):
+        # An env that states the benchmark's own turn budget (DBBench: operations + the answer
+        # turn, after which the table is always graded) gets at least that many steps.
+        budget = max(episode.env.max_steps, int(getattr(env, "step_budget", 0) or 0))
+        for index in range(budget):
             expert = _optional(env.expert_action, episode, "expert_action")
             view = (
                 EnvView(env=env, protocol=protocol, step_index=index, previous_outputs=tuple(outputs),
