@@ -131,3 +131,27 @@ def test_bfcl_per_task_tools_grow_and_user_turns_are_in_the_prompt() -> None:
              step.observation_messages[0].role is Role.user]
     assert users, "the next user question arrives as a user message"
     assert not trajectory.messages or "# Tools" not in trajectory.messages[0].content
+
+
+TAU2 = """\
+name: native-tau2
+seed: 1
+env: {name: tau2, protocol: hermes, split: base, num_tasks: 4, samples_per_task: 1, max_steps: 30,
+      options: {domain: mock, user: scripted}}
+teacher: {backend: scripted, model: native-expert}
+"""
+
+
+def test_tau2_tool_results_and_customer_replies_rebuild_exactly() -> None:
+    pytest.importorskip("tau2")
+    teacher = NativeExpert()
+    trajectories = run(TAU2, teacher)
+    assert trajectories
+    for trajectory in trajectories:
+        assert trajectory.outcome.stop_reason != "error", trajectory.outcome
+        check_prompts(trajectory, teacher)
+        for step, following in zip(trajectory.steps, trajectory.steps[1:], strict=False):
+            # A message to the customer is answered by the customer (a user turn), a call by its result.
+            expected = Role.tool if step.tool_calls else Role.user
+            assert following.observation_messages and following.observation_messages[0].role is expected
+    assert any(step.native_tool_calls and step.facts.tools for t in trajectories for step in t.steps)
