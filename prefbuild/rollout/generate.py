@@ -100,7 +100,7 @@ async def _generate_async(
         if owned and teacher is not None:
             await teacher.close()
         order_file(path, positions)
-        _update_manifest(run_dir, time.monotonic() - started, stats)
+        update_manifest(run_dir, time.monotonic() - started, stats)
     return GenerateResult(run_dir, stats, len(positions))
 
 
@@ -116,7 +116,8 @@ def _file_counts(run_dir: Path) -> dict[str, int]:
     return counts
 
 
-def _update_manifest(run_dir: Path, seconds: float, stats: RolloutStats) -> None:
+def update_manifest(run_dir: Path, seconds: float, stats: RolloutStats) -> None:
+    """Counts from the run's files, plus this invocation's time and token usage, into its manifest."""
     manifest = read_manifest(run_dir)
     if manifest is None:
         return

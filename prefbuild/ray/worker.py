@@ -1,0 +1,130 @@
+"""One shard of a run, as a Ray task runs it: plan the shard, skip what is stored, play the rest.
+
+The body is plain Python (no Ray import) so it can be tested and reused; ``driver`` wraps it
+in ``ray.remote``. Every finished episode goes to the shard store at once, so a retry after
+a lost worker redoes only the episodes that were in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefbuild.ray.progress import ShardReport
+from prefbuild.ray.storage import ShardStore
+from prefbuild.recipe import LoadedRecipe
+from prefbuild.rollout.episode import EpisodeRunner
+from prefbuild.rollout.generate import teacher_settings
+from prefbuild.rollout.plan import Episode, Shard, plan_episodes
+from prefbuild.rollout.progress import RolloutStats
+from prefbuild.rollout.runner import rollout
+
+Reporter = Callable[[ShardReport], None]
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """What one shard task runs.
+
+    Attributes:
+        loaded: the recipe.
+        shard: which slice of the tasks.
+        store_root: the shard store's root (path or fsspec URL).
+        storage_options: fsspec options for the store.
+        flush_every: episodes per part object on object stores.
+        skip: ids already in the merged run directory.
+        only: when set, run only these ids (a ``--limit`` run).
+        teacher: teacher settings replacing the recipe's keys (e.g. replica ``base_urls``).
+    """
+
+    loaded: LoadedRecipe
+    shard: Shard
+    store_root: str
+    storage_options: dict[str, Any] = field(default_factory=dict)
+    flush_every: int = 32
+    skip: frozenset[str] = frozenset()
+    only: frozenset[str] | None = None
+    teacher: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ShardOutcome:
+    shard: int
+    done: int
+    skipped: int
+    errors: int
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def _todo(job: ShardJob, stored: set[str], stats: RolloutStats) -> Iterator[Episode]:
+    for episode in plan_episodes(job.loaded.recipe, job.shard):
+        if job.only is not None and episode.id not in job.only:
+            continue
+        stats.total += 1
+        if episode.id in stored or episode.id in job.skip:
+            stats.skipped += 1
+            continue
+        yield episode
+
+
+async def _run(job: ShardJob, report: Reporter, report_every_s: float) -> ShardOutcome:
+    from prefbuild.teachers import make_teacher
+
+    recipe = job.loaded.recipe
+    store = ShardStore(job.store_root, job.storage_options, job.flush_every)
+    stats = RolloutStats()
+    episodes = _todo(job, store.finished_ids(job.shard), stats)
+    first = next(episodes, None)
+    if first is not None:
+        with tempfile.TemporaryDirectory(prefix="prefbuild-shard-") as scratch:
+            settings = {**teacher_settings(recipe, Path(scratch)), **job.teacher}
+            teacher = make_teacher(settings)
+            last = 0.0
+            async with teacher:
+                runner = EpisodeRunner(recipe, teacher)
+                with store.writer(job.shard) as writer:
+                    in_order = _chain(first, episodes)
+                    async for trajectory in rollout(in_order, runner, concurrency=recipe.teacher.concurrency):
+                        writer.write(trajectory)
+                        stats.add(trajectory)
+                        if time.monotonic() - last >= report_every_s:
+                            last = time.monotonic()
+                            report(ShardReport.of(job.shard.index, stats))
+    else:
+        for _ in episodes:
+            pass
+    report(ShardReport.of(job.shard.index, stats, finished=True))
+    return ShardOutcome(job.shard.index, stats.done, stats.skipped, stats.errors, stats.usage.requests,
+                        stats.usage.prompt_tokens, stats.usage.completion_tokens)
+
+
+def _chain(first: Episode, rest: Iterator[Episode]) -> Iterator[Episode]:
+    yield first
+    yield from rest
+
+
+def run_shard(job: ShardJob, report: Reporter | None = None, report_every_s: float = 0.5) -> ShardOutcome:
+    """Play one shard into its store, skipping what the store (or the run directory) already holds.
+
+    Args:
+        job: the shard and where to write it.
+        report: called with the shard's counters now and then, and once at the end.
+        report_every_s: seconds between reports.
+
+    Returns:
+        The shard's counts and token usage.
+
+    Example:
+        >>> from prefbuild.recipe import load_recipe
+        >>> job = ShardJob(load_recipe("simulate", ["env.num_tasks=4"]), Shard(0, 2), "/tmp/store")  # doctest: +SKIP
+        >>> run_shard(job).done  # doctest: +SKIP
+        2
+    """
+    return asyncio.run(_run(job, report or (lambda _: None), report_every_s))
