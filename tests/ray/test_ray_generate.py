@@ -21,15 +21,11 @@ from prefbuild.ray.driver import SHARD_STORE, RayOptions, generate_on_ray
 from prefbuild.recipe import load_recipe
 from prefbuild.rollout.generate import generate
 from prefbuild.rollout.plan import plan_episodes
-from tests.ray.cluster import two_nodes, workers_running
+from tests.ray.cluster import workers_running
+
+pytestmark = pytest.mark.ray
 
 EPISODES = 2000
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    with two_nodes(cpus_per_node=1) as running:
-        yield running
 
 
 def episode_file(run_dir: Path) -> Path:
