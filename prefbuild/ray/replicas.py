@@ -6,9 +6,9 @@ running one ``vllm serve`` (``prefbuild.teachers.vllm_launcher.VllmServer``) on 
 teacher with every replica's URL in ``base_urls``: the client's least-busy routing spreads the
 requests, and its cool-down takes a failing replica out of rotation.
 
-A watcher thread on the driver asks every replica whether its server is alive; a replica whose
-server died is killed and Ray restarts the actor (``max_restarts``), which starts a new server
-on the same node and port, so it rejoins the rotation when its cool-down ends. Replica ``i``
+A watcher thread on the driver asks every replica whether its server is alive and restarts a
+dead server on the same node and port, so it rejoins the rotation when its cool-down ends; an
+actor that dies itself is restarted by Ray (``max_restarts``), on the same port. Replica ``i``
 listens on ``launch.port + i`` when ``launch.port`` is set (needed on multi-node clusters),
 otherwise on a port free on the driver's machine. Every replica is stopped at the end.
 
@@ -60,6 +60,12 @@ class VllmReplica:
     def pid(self) -> int | None:
         return self.server.pid
 
+    def restart(self) -> str:
+        """Start a new server on the same host and port (after the old one died); returns its URL."""
+        self.server.stop()
+        self.url = self.server.start()
+        return self.url
+
     def stop(self) -> None:
         self.server.stop()
 
@@ -110,8 +116,11 @@ class ReplicaSet:
                     continue
                 if not alive and not self._stop.is_set():
                     log.warning("vLLM replica %d (%s) died; restarting it", index, self.endpoints[index][0])
-                    self.ray.kill(replica, no_restart=False)
-                    self.restarts += 1
+                    try:
+                        self.ray.get(replica.restart.remote())
+                        self.restarts += 1
+                    except Exception as error:  # tried again next round; routing keeps it cooled down meanwhile
+                        log.warning("vLLM replica %d did not restart: %s", index, error)
 
     def base_urls(self) -> list[str]:
         return [url for url, _ in self.endpoints]
