@@ -161,22 +161,24 @@ def _upload(run_dir: Path, out: str, storage_options: dict[str, Any]) -> None:
 
 
 def _collect(ray: Any, pending: list[Any], board: Any, view: ClusterProgress) -> list[ShardOutcome]:
+    """Wait for every shard, updating the view; on a failure or Ctrl+C the other shards are cancelled."""
     outcomes: list[ShardOutcome] = []
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
-        for reference in ready:
-            try:
-                outcomes.append(ray.get(reference))
-            except ray.exceptions.RayTaskError as error:
-                for other in pending:
-                    ray.cancel(other, force=True)
-                cause = error.cause if isinstance(error.cause, PrefbuildError) else None
-                raise cause or PrefbuildError(f"a shard failed on the cluster: {error}") from None
-            except ray.exceptions.WorkerCrashedError as error:
-                for other in pending:
-                    ray.cancel(other, force=True)
-                raise PrefbuildError(f"a shard's worker died more often than --ray retries allow: {error}") from None
-        view.update(ray.get(board.snapshot.remote()))
+    try:
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
+            for reference in ready:
+                try:
+                    outcomes.append(ray.get(reference))
+                except ray.exceptions.RayTaskError as error:
+                    cause = error.cause if isinstance(error.cause, PrefbuildError) else None
+                    raise cause or PrefbuildError(f"a shard failed on the cluster: {error}") from None
+                except ray.exceptions.WorkerCrashedError as error:
+                    raise PrefbuildError(f"a shard worker died more often than the retries allow: {error}") from None
+            view.update(ray.get(board.snapshot.remote()))
+    except BaseException:
+        for reference in pending:
+            ray.cancel(reference, force=True)
+        raise
     return outcomes
 
 

@@ -103,3 +103,19 @@ def test_run_labels_on_the_cluster_like_one_machine(cluster, tmp_path: Path) -> 
     for name in ("trajectories/episodes.jsonl", "labelled.jsonl", "pairs.jsonl"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "single" / name).read_bytes(), name
     assert on_ray.pairs == single.pairs > 0
+
+
+def test_cli_generate_with_ray(cluster, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from prefbuild.cli import main
+
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(main, ["generate", "simulate", "--set", "env.num_tasks=12", "--ray", "auto",
+                                       "--ray-shards", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert len(episode_file(out).read_bytes().splitlines()) == 12
+    assert "workers" in result.output  # the per-worker table
+    refused = CliRunner().invoke(main, ["generate", "simulate", "--ray", "auto", "--shard", "0/2", "--out", str(out)])
+    assert refused.exit_code == 1
+    assert refused.output.strip().splitlines()[-1] == "error: --ray splits the run into shards itself; drop --shard"
