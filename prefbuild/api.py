@@ -286,7 +286,11 @@ def run(
     if ray is not None:
         from prefbuild.ray.driver import RayOptions, connected
         from prefbuild.ray.stages import label_run_on_ray
+        from prefbuild.ray.storage import is_local
 
+        if out is not None and not is_local(str(out)):
+            raise PrefbuildError(f"run --ray needs --out on a filesystem every node shares, not {out}; "
+                                 "use `generate --ray --out URL` for object stores")
         options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
         with connected(options.address) as cluster:
             result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, ray=options)
