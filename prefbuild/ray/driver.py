@@ -30,7 +30,7 @@ import fsspec
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.rundir import MANIFEST, RECIPE, TRAJECTORIES, finished_episode_ids, prepare_run_dir
 from prefbuild.ray import require_ray
-from prefbuild.ray.progress import ClusterProgress, ProgressBoard
+from prefbuild.ray.progress import ClusterProgress, ProgressBoard, add_stats
 from prefbuild.ray.storage import ShardStore, is_local
 from prefbuild.ray.worker import ShardJob, ShardOutcome, run_shard
 from prefbuild.recipe import LoadedRecipe
@@ -174,7 +174,10 @@ def _collect(ray: Any, pending: list[Any], board: Any, view: ClusterProgress) ->
                     raise cause or PrefbuildError(f"a shard failed on the cluster: {error}") from None
                 except ray.exceptions.WorkerCrashedError as error:
                     raise PrefbuildError(f"a shard worker died more often than the retries allow: {error}") from None
-            view.update(ray.get(board.snapshot.remote()))
+            latest = {report.shard: report for report in ray.get(board.snapshot.remote())}
+            # A finished shard's own final report is the truth (its last message to the board may be in flight).
+            latest.update({outcome.shard: outcome.report for outcome in outcomes})
+            view.update(list(latest.values()))
     except BaseException:
         for reference in pending:
             ray.cancel(reference, force=True)
@@ -245,14 +248,9 @@ def generate_on_ray(
             with ClusterProgress(len(plan.positions), quiet=quiet) as view:
                 outcomes = _collect(ray, pending, board, view)
     merge_shards(store, shards, run_dir, plan.positions)
-    stats = RolloutStats(total=len(plan.positions))
-    for outcome in outcomes:
-        stats.done += outcome.done
-        stats.skipped += outcome.skipped  # in the run directory, or stored by an earlier attempt of the shard
-        stats.errors += outcome.errors
-        stats.usage.requests += outcome.requests
-        stats.usage.prompt_tokens += outcome.prompt_tokens
-        stats.usage.completion_tokens += outcome.completion_tokens
+    stats = RolloutStats(total=len(plan.positions), started=started)
+    for outcome in sorted(outcomes, key=lambda outcome: outcome.shard):
+        add_stats(stats, outcome.stats)  # skipped: in the run directory, or stored by an earlier attempt
     update_manifest(run_dir, time.monotonic() - started, stats)
     if not is_local(out_text):
         _upload(run_dir, out_text, options.storage_options)

@@ -42,6 +42,27 @@ class ShardReport:
                    errors=stats.errors, elapsed=stats.elapsed, finished=finished)
 
 
+def add_stats(total: RolloutStats, part: RolloutStats) -> None:
+    """Add a shard's final counters to the run's (``total`` keeps its own ``total`` and clock).
+
+    Example:
+        >>> total, part = RolloutStats(), RolloutStats(done=2, success=1, steps=7)
+        >>> add_stats(total, part); (total.done, total.success, total.steps)
+        (2, 1, 7)
+    """
+    for name in ("skipped", "done", "success", "errors", "steps"):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+    total.usage.requests += part.usage.requests
+    total.usage.prompt_tokens += part.usage.prompt_tokens
+    total.usage.completion_tokens += part.usage.completion_tokens
+    total.stop_reasons.update(part.stop_reasons)
+    for task_type, (episodes, successes) in part.by_task_type.items():
+        counts = total.by_task_type.setdefault(task_type, [0, 0])
+        counts[0] += episodes
+        counts[1] += successes
+    total.first_error = total.first_error or part.first_error
+
+
 class ProgressBoard:
     """The latest report of every shard (a Ray actor on the driver's node)."""
 

@@ -54,13 +54,11 @@ class ShardJob:
 
 @dataclass
 class ShardOutcome:
+    """A finished shard attempt: its index and its counters (what it played and what it skipped)."""
+
     shard: int
-    done: int
-    skipped: int
-    errors: int
-    requests: int
-    prompt_tokens: int
-    completion_tokens: int
+    stats: RolloutStats
+    report: ShardReport
 
 
 def _todo(job: ShardJob, stored: set[str], stats: RolloutStats) -> Iterator[Episode]:
@@ -100,9 +98,9 @@ async def _run(job: ShardJob, report: Reporter, report_every_s: float) -> ShardO
     else:
         for _ in episodes:
             pass
-    report(ShardReport.of(job.shard.index, stats, finished=True))
-    return ShardOutcome(job.shard.index, stats.done, stats.skipped, stats.errors, stats.usage.requests,
-                        stats.usage.prompt_tokens, stats.usage.completion_tokens)
+    final = ShardReport.of(job.shard.index, stats, finished=True)
+    report(final)
+    return ShardOutcome(job.shard.index, stats, final)
 
 
 def _chain(first: Episode, rest: Iterator[Episode]) -> Iterator[Episode]:
@@ -124,7 +122,7 @@ def run_shard(job: ShardJob, report: Reporter | None = None, report_every_s: flo
     Example:
         >>> from prefbuild.recipe import load_recipe
         >>> job = ShardJob(load_recipe("simulate", ["env.num_tasks=4"]), Shard(0, 2), "/tmp/store")  # doctest: +SKIP
-        >>> run_shard(job).done  # doctest: +SKIP
+        >>> run_shard(job).stats.done  # doctest: +SKIP
         2
     """
     return asyncio.run(_run(job, report or (lambda _: None), report_every_s))

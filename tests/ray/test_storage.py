@@ -28,13 +28,13 @@ def test_memory_store_parts_resume_and_merge_like_one_process(tmp_path: Path) ->
     try:
         # An attempt that stopped after 5 episodes of shard 0 (its parts are whole objects).
         stopped = run_shard(ShardJob(loaded, Shard(0, 2), root, flush_every=2, only=first_ids))
-        assert stopped.done == 5
+        assert stopped.stats.done == 5
         store = ShardStore(root)
         assert len(store.files(Shard(0, 2))) == 3  # 2 + 2 + 1 episodes
         assert store.finished_ids(Shard(0, 2)) == first_ids
         retried = run_shard(ShardJob(loaded, Shard(0, 2), root, flush_every=2))
-        assert (retried.done, retried.skipped) == (7, 5)
-        assert run_shard(ShardJob(loaded, Shard(1, 2), root, flush_every=4)).done == 12
+        assert (retried.stats.done, retried.stats.skipped) == (7, 5)
+        assert run_shard(ShardJob(loaded, Shard(1, 2), root, flush_every=4)).stats.done == 12
         run_dir = prepare_run_dir(loaded, tmp_path / "merged")
         positions = {episode.id: index for index, episode in enumerate(plan_episodes(loaded.recipe))}
         assert merge_shards(store, 2, run_dir, positions) == 24
