@@ -90,15 +90,17 @@ def connected(address: str | None) -> Iterator[Any]:
 class _Plan:
     positions: dict[str, int]
     shard_of: dict[str, int]
+    skipped_items: list[str]
 
 
 def _plan(loaded: LoadedRecipe, shards: int, limit: int | None) -> _Plan:
     positions: dict[str, int] = {}
     shard_of: dict[str, int] = {}
-    for episode in plan_episodes(loaded.recipe, None, limit):
+    skipped_items: list[str] = []
+    for episode in plan_episodes(loaded.recipe, None, limit, skipped_items=skipped_items):
         positions[episode.id] = len(positions)
         shard_of[episode.id] = episode.task_position % shards
-    return _Plan(positions, shard_of)
+    return _Plan(positions, shard_of, skipped_items)
 
 
 def _shard_count(ray: Any, options: RayOptions, tasks: int) -> int:
@@ -251,7 +253,7 @@ def generate_on_ray(
     stats = RolloutStats(total=len(plan.positions), started=started)
     for outcome in sorted(outcomes, key=lambda outcome: outcome.shard):
         add_stats(stats, outcome.stats)  # skipped: in the run directory, or stored by an earlier attempt
-    update_manifest(run_dir, time.monotonic() - started, stats)
+    update_manifest(run_dir, time.monotonic() - started, stats, len(plan.skipped_items))
     if not is_local(out_text):
         _upload(run_dir, out_text, options.storage_options)
     store.remove()
