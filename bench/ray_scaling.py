@@ -29,6 +29,26 @@ from prefbuild.recipe import load_recipe
 from prefbuild.rollout.generate import generate
 
 
+def label_scaling(cluster, run_dir: Path) -> None:
+    """Labelling the single-process run: one process, then Ray tasks over 1 MB ranges of its file."""
+    from prefbuild import api
+    from prefbuild.io.rundir import trajectory_files
+    from prefbuild.labelers.stage import recipe_labelers
+    from prefbuild.ray.stages import label_on_ray
+
+    files = trajectory_files(run_dir)
+    started = time.perf_counter()
+    api.label(files, run_dir / "single-labelled.jsonl", recipe=run_dir / "recipe.yaml")
+    single = time.perf_counter() - started
+    started = time.perf_counter()
+    counts = label_on_ray(cluster, files, run_dir / "ray-labelled.jsonl", recipe_labelers(run_dir / "recipe.yaml"),
+                          chunk_bytes=1 << 20)
+    distributed = time.perf_counter() - started
+    same = (run_dir / "single-labelled.jsonl").read_bytes() == (run_dir / "ray-labelled.jsonl").read_bytes()
+    print(f"label {counts.trajectories} trajectories: single process {single:.1f} s, ray tasks {distributed:.1f} s "
+          f"({single / distributed:.2f}x), identical output: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=int, default=2000)
@@ -58,6 +78,7 @@ def main() -> None:
                 print(f"ray, {workers} worker(s): {result.stats.done} episodes in {seconds:.1f} s -> "
                       f"{rates[workers]:,.1f} episodes/s ({rates[workers] * single / reference.stats.done:.2f}x "
                       f"the single process)")
+            label_scaling(cluster, reference.run_dir)
         ray.shutdown()
     first = args.workers[0]
     for workers in args.workers[1:]:
