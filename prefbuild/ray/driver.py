@@ -1,7 +1,9 @@
 """``prefbuild generate --ray``: shards as Ray tasks, one merged run directory at the end.
 
-The driver plans the run (ids and plan positions, as a single-machine run does), submits one
-Ray task per shard, shows one progress view, and merges the shard store into
+The driver plans the run once (ids and plan positions, as a single-machine run does), cuts it
+into shards of consecutive episodes and submits each as a Ray task with its episodes (at most
+two per cluster CPU in flight, so memory stays flat however long the plan), shows one progress
+view, and merges the shard store into
 ``trajectories/episodes.jsonl`` in plan order (``order_file``): the same files a
 single-machine run writes, byte for byte with a deterministic teacher.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -35,7 +38,7 @@ from prefbuild.ray.storage import ShardStore, is_local
 from prefbuild.ray.worker import ShardJob, ShardOutcome, run_shard
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.rollout.generate import GenerateResult, update_manifest
-from prefbuild.rollout.plan import Shard, plan_episodes
+from prefbuild.rollout.plan import Episode, plan_episodes, planned_count
 from prefbuild.rollout.progress import RolloutStats
 from prefbuild.rollout.runner import order_file
 
@@ -51,7 +54,7 @@ class RayOptions:
     Attributes:
         address: ``None`` or ``"local"`` starts a local Ray instance; ``"auto"`` joins the
             running cluster; ``host:6379`` or ``ray://host:10001`` joins that one.
-        shards: shards to split the tasks into (default: 4 per CPU of the cluster).
+        shards: shards to cut the planned episodes into (default: 4 per CPU of the cluster).
         max_retries: Ray retries of a shard whose worker died.
         num_cpus: CPUs each shard task reserves.
         storage_options: fsspec options for an ``--out`` URL (``endpoint_url``, keys...).
@@ -86,38 +89,33 @@ def connected(address: str | None) -> Iterator[Any]:
         ray.shutdown()
 
 
-@dataclass
-class _Plan:
-    positions: dict[str, int]
-    shard_of: dict[str, int]
-    skipped_items: list[str]
+def _shard_size(ray: Any, options: RayOptions, planned: int) -> int:
+    if options.shards is not None and options.shards < 1:
+        raise PrefbuildError(f"--ray-shards must be >= 1, got {options.shards}")
+    shards = options.shards or 4 * int(ray.cluster_resources().get("CPU", 1))
+    return max(1, math.ceil(planned / shards))
 
 
-def _plan(loaded: LoadedRecipe, shards: int, limit: int | None) -> _Plan:
-    positions: dict[str, int] = {}
-    shard_of: dict[str, int] = {}
-    skipped_items: list[str] = []
+def _shards(loaded: LoadedRecipe, limit: int | None, size: int, done: set[str], positions: dict[str, int],
+            skipped_items: list[str]) -> Iterator[tuple[Episode, ...]]:
+    """Consecutive planned episodes in groups of ``size`` (finished ones left out), planned once, lazily."""
+    batch: list[Episode] = []
     for episode in plan_episodes(loaded.recipe, None, limit, skipped_items=skipped_items):
         positions[episode.id] = len(positions)
-        shard_of[episode.id] = episode.task_position % shards
-    return _Plan(positions, shard_of, skipped_items)
+        if episode.id not in done:
+            batch.append(episode)
+        if len(positions) % size == 0 and batch:
+            yield tuple(batch)
+            batch = []
+    if batch:
+        yield tuple(batch)
 
 
-def _shard_count(ray: Any, options: RayOptions, tasks: int) -> int:
-    if options.shards is not None:
-        if options.shards < 1:
-            raise PrefbuildError(f"--ray-shards must be >= 1, got {options.shards}")
-        return min(options.shards, max(tasks, 1))
-    cpus = int(ray.cluster_resources().get("CPU", 1))
-    return max(1, min(4 * cpus, tasks))
-
-
-def merge_shards(store: ShardStore, shards: int, run_dir: Path, positions: dict[str, int]) -> int:
+def merge_shards(store: ShardStore, run_dir: Path, positions: dict[str, int]) -> int:
     """Append every stored episode not yet in the run directory, then put the file in plan order.
 
     Args:
         store: the shard store.
-        shards: how many shards the run had.
         run_dir: the local run directory.
         positions: episode id -> plan position.
 
@@ -128,8 +126,8 @@ def merge_shards(store: ShardStore, shards: int, run_dir: Path, positions: dict[
     seen = finished_episode_ids(run_dir)
     added = 0
     with open(target, "ab") as handle:
-        for index in range(shards):
-            for line in store.lines(Shard(index, shards)):
+        for shard in store.shards():
+            for line in store.lines(shard):
                 try:
                     episode = json.loads(line)["id"]
                 except (ValueError, KeyError, TypeError):
@@ -162,29 +160,43 @@ def _upload(run_dir: Path, out: str, storage_options: dict[str, Any]) -> None:
             filesystem.put_file(str(run_dir / name), f"{root}/{name}")
 
 
-def _collect(ray: Any, pending: list[Any], board: Any, view: ClusterProgress) -> list[ShardOutcome]:
-    """Wait for every shard, updating the view; on a failure or Ctrl+C the other shards are cancelled."""
-    outcomes: list[ShardOutcome] = []
-    try:
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
-            for reference in ready:
-                try:
-                    outcomes.append(ray.get(reference))
-                except ray.exceptions.RayTaskError as error:
-                    cause = error.cause if isinstance(error.cause, PrefbuildError) else None
-                    raise cause or PrefbuildError(f"a shard failed on the cluster: {error}") from None
-                except ray.exceptions.WorkerCrashedError as error:
-                    raise PrefbuildError(f"a shard worker died more often than the retries allow: {error}") from None
-            latest = {report.shard: report for report in ray.get(board.snapshot.remote())}
-            # A finished shard's own final report is the truth (its last message to the board may be in flight).
-            latest.update({outcome.shard: outcome.report for outcome in outcomes})
-            view.update(list(latest.values()))
-    except BaseException:
-        for reference in pending:
-            ray.cancel(reference, force=True)
-        raise
-    return outcomes
+class _Shards:
+    """Submits shard tasks while at most ``in_flight`` run, and collects them, updating the view."""
+
+    def __init__(self, ray: Any, board: Any, view: ClusterProgress, in_flight: int) -> None:
+        self.ray, self.board, self.view, self.in_flight = ray, board, view, in_flight
+        self.pending: list[Any] = []
+        self.outcomes: list[ShardOutcome] = []
+
+    def submit(self, task: Any, job: ShardJob) -> None:
+        while len(self.pending) >= self.in_flight:
+            self.wait()
+        self.pending.append(task.remote(job, self.board))
+
+    def wait(self) -> None:
+        ray = self.ray
+        ready, self.pending = ray.wait(self.pending, num_returns=len(self.pending), timeout=0.5)
+        for reference in ready:
+            try:
+                self.outcomes.append(ray.get(reference))
+            except ray.exceptions.RayTaskError as error:
+                cause = error.cause if isinstance(error.cause, PrefbuildError) else None
+                raise cause or PrefbuildError(f"a shard failed on the cluster: {error}") from None
+            except ray.exceptions.WorkerCrashedError as error:
+                raise PrefbuildError(f"a shard worker died more often than the retries allow: {error}") from None
+        latest = {report.shard: report for report in ray.get(self.board.snapshot.remote())}
+        # A finished shard's own final report is the truth (its last message to the board may be in flight).
+        latest.update({outcome.shard: outcome.report for outcome in self.outcomes})
+        self.view.update(list(latest.values()))
+
+    def finish(self) -> list[ShardOutcome]:
+        while self.pending:
+            self.wait()
+        return self.outcomes
+
+    def cancel(self) -> None:
+        for reference in self.pending:
+            self.ray.cancel(reference, force=True)
 
 
 def generate_on_ray(
@@ -223,41 +235,37 @@ def generate_on_ray(
     store_root = f"{run_dir}/{SHARD_STORE}" if is_local(out_text) else f"{out_text.rstrip('/')}/{SHARD_STORE}"
     store = ShardStore(store_root, options.storage_options, options.flush_every)
     started = time.monotonic()
+    positions: dict[str, int] = {}
+    skipped_items: list[str] = []
+    done = finished_episode_ids(run_dir)
+    planned = planned_count(loaded.recipe, None, limit)
     with connected(options.address) as ray:
-        tasks = sum(env.num_tasks for env in loaded.recipe.envs)
-        shards = _shard_count(ray, options, tasks)
-        plan = _plan(loaded, shards, limit)
-        done = finished_episode_ids(run_dir)
-        skip: list[set[str]] = [set() for _ in range(shards)]
-        only: list[set[str]] | None = [set() for _ in range(shards)] if limit is not None else None
-        for episode, shard in plan.shard_of.items():
-            if episode in done:
-                skip[shard].add(episode)
-            if only is not None:
-                only[shard].add(episode)
+        size = _shard_size(ray, options, planned)
+        in_flight = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
         board = ray.remote(num_cpus=0)(ProgressBoard).remote()
-        remote_shard = ray.remote(num_cpus=options.num_cpus, max_retries=options.max_retries)(_shard_task)
-        with cluster_teacher(ray, loaded, run_dir) as teacher_override:
-            pending = [
-                remote_shard.remote(
-                    ShardJob(loaded, Shard(index, shards), store_root, options.storage_options, options.flush_every,
-                             frozenset(skip[index]), frozenset(only[index]) if only is not None else None,
-                             teacher_override),
-                    board,
-                )
-                for index in range(shards)
-            ]
-            with ClusterProgress(len(plan.positions), quiet=quiet) as view:
-                outcomes = _collect(ray, pending, board, view)
-    merge_shards(store, shards, run_dir, plan.positions)
-    stats = RolloutStats(total=len(plan.positions), started=started)
+        task = ray.remote(num_cpus=options.num_cpus, max_retries=options.max_retries)(_shard_task)
+        with cluster_teacher(ray, loaded, run_dir) as teacher_override, \
+                ClusterProgress(planned, quiet=quiet) as view:
+            shards = _Shards(ray, board, view, in_flight)
+            try:
+                batches = _shards(loaded, limit, size, done, positions, skipped_items)
+                for index, batch in enumerate(batches):
+                    shards.submit(task, ShardJob(loaded, index, batch, store_root, options.storage_options,
+                                                 options.flush_every, teacher_override))
+                outcomes = shards.finish()
+            except BaseException:
+                shards.cancel()
+                raise
+    merge_shards(store, run_dir, positions)
+    stats = RolloutStats(total=len(positions), started=started)
     for outcome in sorted(outcomes, key=lambda outcome: outcome.shard):
         add_stats(stats, outcome.stats)  # skipped: in the run directory, or stored by an earlier attempt
-    update_manifest(run_dir, time.monotonic() - started, stats, len(plan.skipped_items))
+    stats.skipped += len(done & positions.keys())
+    update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
     if not is_local(out_text):
         _upload(run_dir, out_text, options.storage_options)
     store.remove()
-    return GenerateResult(run_dir, stats, len(plan.positions))
+    return GenerateResult(run_dir, stats, len(positions))
 
 
 def _shard_task(job: ShardJob, board: Any) -> ShardOutcome:

@@ -8,8 +8,8 @@ the end): a killed worker loses its episodes in flight and the unflushed ones of
 
 Layout under the store's root (``<run dir>/ray-shards`` by default)::
 
-    shard-007-of-016/episodes.jsonl        local filesystems
-    shard-007-of-016/part-<uuid>.jsonl     object stores (s3://, gs://, memory://, ...)
+    shard-000007/episodes.jsonl        local filesystems
+    shard-000007/part-<uuid>.jsonl     object stores (s3://, gs://, memory://, ...)
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from fsspec.implementations.local import LocalFileSystem
 
 from prefbuild.io.jsonl import JsonlWriter
 from prefbuild.records import Trajectory
-from prefbuild.rollout.plan import Shard
 
 LOCAL_FILE = "episodes.jsonl"
+SHARD_FOLDER = "shard-{:06d}"
 
 
 def is_local(url: str) -> bool:
@@ -51,8 +51,8 @@ class ShardStore:
 
     Example:
         >>> store = ShardStore("/tmp/run/ray-shards")
-        >>> store.shard_url(Shard(7, 16))
-        '/tmp/run/ray-shards/shard-007-of-016'
+        >>> store.shard_url(7)
+        '/tmp/run/ray-shards/shard-000007'
     """
 
     def __init__(self, root: str, storage_options: dict[str, Any] | None = None, flush_every: int = 32) -> None:
@@ -62,20 +62,27 @@ class ShardStore:
         self.filesystem, self.root_path = fsspec.core.url_to_fs(self.root, **self.storage_options)
         self.local = isinstance(self.filesystem, LocalFileSystem)
 
-    def shard_url(self, shard: Shard) -> str:
-        return f"{self.root}/{shard.file_name.removesuffix('.jsonl')}"
+    def shard_url(self, shard: int) -> str:
+        return f"{self.root}/{SHARD_FOLDER.format(shard)}"
 
-    def _shard_path(self, shard: Shard) -> str:
-        return f"{self.root_path}/{shard.file_name.removesuffix('.jsonl')}"
+    def _shard_path(self, shard: int) -> str:
+        return f"{self.root_path}/{SHARD_FOLDER.format(shard)}"
 
-    def files(self, shard: Shard) -> list[str]:
+    def shards(self) -> list[int]:
+        """The shards that hold anything, in order."""
+        if not self.filesystem.exists(self.root_path):
+            return []
+        names = (path.rstrip("/").rsplit("/", 1)[-1] for path in self.filesystem.ls(self.root_path, detail=False))
+        return sorted(int(name.removeprefix("shard-")) for name in names if name.startswith("shard-"))
+
+    def files(self, shard: int) -> list[str]:
         """The shard's record files (filesystem paths), in write order for parts (names sort by time)."""
         folder = self._shard_path(shard)
         if not self.filesystem.exists(folder):
             return []
         return sorted(path for path in self.filesystem.ls(folder, detail=False) if path.endswith(".jsonl"))
 
-    def lines(self, shard: Shard) -> Iterator[bytes]:
+    def lines(self, shard: int) -> Iterator[bytes]:
         """Every complete line the shard holds (a cut-off last line is skipped), streaming."""
         for path in self.files(shard):
             with self.filesystem.open(path, "rb") as handle:
@@ -83,7 +90,7 @@ class ShardStore:
                     if line.endswith(b"\n"):
                         yield line
 
-    def finished_ids(self, shard: Shard) -> set[str]:
+    def finished_ids(self, shard: int) -> set[str]:
         """Ids of the episodes the shard already holds (what a retry skips)."""
         found: set[str] = set()
         for line in self.lines(shard):
@@ -93,7 +100,7 @@ class ShardStore:
                 continue  # a broken line is not a finished episode: it is redone
         return found
 
-    def writer(self, shard: Shard) -> ShardWriter:
+    def writer(self, shard: int) -> ShardWriter:
         """A writer that appends this shard's finished episodes."""
         if self.local:
             return LocalShardWriter(Path(self._shard_path(shard)) / LOCAL_FILE)

@@ -1,4 +1,4 @@
-"""One shard of a run, as a Ray task runs it: plan the shard, skip what is stored, play the rest.
+"""One shard of a run, as a Ray task runs it: its planned episodes, minus what is stored, played.
 
 The body is plain Python (no Ray import) so it can be tested and reused; ``driver`` wraps it
 in ``ray.remote``. Every finished episode goes to the shard store at once, so a retry after
@@ -20,7 +20,7 @@ from prefbuild.ray.storage import ShardStore
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.rollout.episode import EpisodeRunner
 from prefbuild.rollout.generate import teacher_settings
-from prefbuild.rollout.plan import Episode, Shard, plan_episodes
+from prefbuild.rollout.plan import Episode
 from prefbuild.rollout.progress import RolloutStats
 from prefbuild.rollout.runner import rollout
 
@@ -29,26 +29,24 @@ Reporter = Callable[[ShardReport], None]
 
 @dataclass(frozen=True)
 class ShardJob:
-    """What one shard task runs.
+    """What one shard task runs: a run of consecutive planned episodes, planned once by the driver.
 
     Attributes:
         loaded: the recipe.
-        shard: which slice of the tasks.
+        index: the shard's number (its folder in the store).
+        episodes: the shard's episodes, in plan order, without those already in the run directory.
         store_root: the shard store's root (path or fsspec URL).
         storage_options: fsspec options for the store.
         flush_every: episodes per part object on object stores.
-        skip: ids already in the merged run directory.
-        only: when set, run only these ids (a ``--limit`` run).
         teacher: teacher settings replacing the recipe's keys (e.g. replica ``base_urls``).
     """
 
     loaded: LoadedRecipe
-    shard: Shard
+    index: int
+    episodes: tuple[Episode, ...]
     store_root: str
     storage_options: dict[str, Any] = field(default_factory=dict)
     flush_every: int = 32
-    skip: frozenset[str] = frozenset()
-    only: frozenset[str] | None = None
     teacher: dict[str, Any] = field(default_factory=dict)
 
 
@@ -62,11 +60,8 @@ class ShardOutcome:
 
 
 def _todo(job: ShardJob, stored: set[str], stats: RolloutStats) -> Iterator[Episode]:
-    for episode in plan_episodes(job.loaded.recipe, job.shard):
-        if job.only is not None and episode.id not in job.only:
-            continue
-        stats.total += 1
-        if episode.id in stored or episode.id in job.skip:
+    for episode in job.episodes:
+        if episode.id in stored:
             stats.skipped += 1
             continue
         yield episode
@@ -77,8 +72,8 @@ async def _run(job: ShardJob, report: Reporter, report_every_s: float) -> ShardO
 
     recipe = job.loaded.recipe
     store = ShardStore(job.store_root, job.storage_options, job.flush_every)
-    stats = RolloutStats()
-    episodes = _todo(job, store.finished_ids(job.shard), stats)
+    stats = RolloutStats(total=len(job.episodes))
+    episodes = _todo(job, store.finished_ids(job.index), stats)
     first = next(episodes, None)
     if first is not None:
         with tempfile.TemporaryDirectory(prefix="prefbuild-shard-") as scratch:
@@ -87,20 +82,20 @@ async def _run(job: ShardJob, report: Reporter, report_every_s: float) -> ShardO
             last = 0.0
             async with teacher:
                 runner = EpisodeRunner(recipe, teacher)
-                with store.writer(job.shard) as writer:
+                with store.writer(job.index) as writer:
                     in_order = _chain(first, episodes)
                     async for trajectory in rollout(in_order, runner, concurrency=recipe.teacher.concurrency):
                         writer.write(trajectory)
                         stats.add(trajectory)
                         if time.monotonic() - last >= report_every_s:
                             last = time.monotonic()
-                            report(ShardReport.of(job.shard.index, stats))
+                            report(ShardReport.of(job.index, stats))
     else:
         for _ in episodes:
             pass
-    final = ShardReport.of(job.shard.index, stats, finished=True)
+    final = ShardReport.of(job.index, stats, finished=True)
     report(final)
-    return ShardOutcome(job.shard.index, stats, final)
+    return ShardOutcome(job.index, stats, final)
 
 
 def _chain(first: Episode, rest: Iterator[Episode]) -> Iterator[Episode]:
@@ -109,7 +104,7 @@ def _chain(first: Episode, rest: Iterator[Episode]) -> Iterator[Episode]:
 
 
 def run_shard(job: ShardJob, report: Reporter | None = None, report_every_s: float = 0.5) -> ShardOutcome:
-    """Play one shard into its store, skipping what the store (or the run directory) already holds.
+    """Play one shard into its store, skipping what the store already holds (from an earlier attempt).
 
     Args:
         job: the shard and where to write it.
@@ -121,8 +116,9 @@ def run_shard(job: ShardJob, report: Reporter | None = None, report_every_s: flo
 
     Example:
         >>> from prefbuild.recipe import load_recipe
-        >>> job = ShardJob(load_recipe("simulate", ["env.num_tasks=4"]), Shard(0, 2), "/tmp/store")  # doctest: +SKIP
+        >>> loaded = load_recipe("simulate", ["env.num_tasks=4"])  # doctest: +SKIP
+        >>> job = ShardJob(loaded, 0, tuple(plan_episodes(loaded.recipe)), "/tmp/store")  # doctest: +SKIP
         >>> run_shard(job).stats.done  # doctest: +SKIP
-        2
+        4
     """
     return asyncio.run(_run(job, report or (lambda _: None), report_every_s))

@@ -14,7 +14,7 @@ from prefbuild.ray.storage import ShardStore
 from prefbuild.ray.worker import ShardJob, run_shard
 from prefbuild.recipe import load_recipe
 from prefbuild.rollout.generate import generate
-from prefbuild.rollout.plan import Shard, plan_episodes
+from prefbuild.rollout.plan import plan_episodes
 
 EPISODES = "trajectories/episodes.jsonl"
 
@@ -24,21 +24,23 @@ pytestmark = pytest.mark.ray
 def test_memory_store_parts_resume_and_merge_like_one_process(tmp_path: Path) -> None:
     loaded = load_recipe("simulate", ["env.num_tasks=24"])
     root = "memory://prefbuild-test/store"
-    first_ids = frozenset(episode.id for episode in list(plan_episodes(loaded.recipe, Shard(0, 2)))[:5])
+    planned = tuple(plan_episodes(loaded.recipe))
+    first, second = planned[:12], planned[12:]
     try:
         # An attempt that stopped after 5 episodes of shard 0 (its parts are whole objects).
-        stopped = run_shard(ShardJob(loaded, Shard(0, 2), root, flush_every=2, only=first_ids))
+        stopped = run_shard(ShardJob(loaded, 0, first[:5], root, flush_every=2))
         assert stopped.stats.done == 5
         store = ShardStore(root)
-        assert len(store.files(Shard(0, 2))) == 3  # 2 + 2 + 1 episodes
-        assert store.finished_ids(Shard(0, 2)) == first_ids
-        retried = run_shard(ShardJob(loaded, Shard(0, 2), root, flush_every=2))
+        assert len(store.files(0)) == 3  # 2 + 2 + 1 episodes
+        assert store.finished_ids(0) == {episode.id for episode in first[:5]}
+        retried = run_shard(ShardJob(loaded, 0, first, root, flush_every=2))
         assert (retried.stats.done, retried.stats.skipped) == (7, 5)
-        assert run_shard(ShardJob(loaded, Shard(1, 2), root, flush_every=4)).stats.done == 12
+        assert run_shard(ShardJob(loaded, 1, second, root, flush_every=4)).stats.done == 12
+        assert store.shards() == [0, 1]
         run_dir = prepare_run_dir(loaded, tmp_path / "merged")
-        positions = {episode.id: index for index, episode in enumerate(plan_episodes(loaded.recipe))}
-        assert merge_shards(store, 2, run_dir, positions) == 24
-        assert merge_shards(store, 2, run_dir, positions) == 0  # merging again adds nothing
+        positions = {episode.id: index for index, episode in enumerate(planned)}
+        assert merge_shards(store, run_dir, positions) == 24
+        assert merge_shards(store, run_dir, positions) == 0  # merging again adds nothing
     finally:
         fsspec.filesystem("memory").rm("/prefbuild-test", recursive=True)
     generate(loaded, out=tmp_path / "single", quiet=True)
