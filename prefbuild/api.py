@@ -75,6 +75,7 @@ def generate(
     new: bool = False,
     quiet: bool = True,
     teacher: Any = None,
+    keep_failed: bool = False,
 ) -> GenerateResult:
     """Generate (or resume) a recipe's trajectories into its run directory.
 
@@ -87,6 +88,8 @@ def generate(
         new: use a fresh sibling directory if ``out`` belongs to another recipe.
         quiet: no progress display.
         teacher: a ready ``Teacher`` to use instead of the recipe's.
+        keep_failed: keep episodes that ended in error as they are (default: play them again,
+            the failed records kept under ``trajectories/failed/``).
 
     Returns:
         Where the run is, what was planned and what happened (``result.stats``).
@@ -95,7 +98,7 @@ def generate(
 
     return generate_run(
         load(recipe, overrides), out=Path(out) if out else None, shard=shard, limit=limit, quiet=quiet, new=new,
-        teacher=teacher,
+        teacher=teacher, keep_failed=keep_failed,
     )
 
 
@@ -240,6 +243,7 @@ def run(
     new: bool = False,
     quiet: bool = True,
     on_stage: Progress | None = None,
+    keep_failed: bool = False,
 ) -> RunSummary:
     """Every stage of a recipe: generate -> label -> pair -> export -> report, in its run directory.
 
@@ -248,7 +252,7 @@ def run(
     stale output from an earlier run (a dataset from old pairs is never left to be published).
 
     Args:
-        recipe, overrides, out, limit, shard, new, quiet: as for ``generate``.
+        recipe, overrides, out, limit, shard, new, quiet, keep_failed: as for ``generate``.
         on_stage: called with each stage's name as it starts (for a display).
 
     Returns:
@@ -261,7 +265,7 @@ def run(
     announce = on_stage or (lambda stage: None)
     loaded = load(recipe, overrides)
     announce("generate")
-    result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet)
+    result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, keep_failed=keep_failed)
     run_dir = result.run_dir
     recipe_file = run_dir / RECIPE
     labelled, pairs_file, dataset = run_dir / LABELLED, run_dir / PAIRS, run_dir / DATASET

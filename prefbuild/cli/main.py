@@ -156,6 +156,10 @@ def _recipe_options(function: Any) -> Any:
     function = click.option("--new", is_flag=True,
                             help="If the run directory belongs to another recipe, use a fresh sibling.")(function)
     function = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(function)
+    function = click.option("--keep-failed", is_flag=True,
+                            help="On resume, keep episodes that ended in error instead of playing them again "
+                                 "(by default they are retried; the failed records stay in trajectories/failed/).")(
+        function)
     return function
 
 
@@ -163,11 +167,13 @@ def _recipe_options(function: Any) -> Any:
 @click.argument("recipe")
 @_recipe_options
 def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None, shard: str | None,
-             new: bool, quiet: bool) -> None:
+             new: bool, quiet: bool, keep_failed: bool) -> None:
     """Generate trajectories from a recipe: the teacher plays the env, every episode is saved.
 
     Resumable: re-running the same recipe into the same run directory skips finished
-    episodes. Exits 1 if any episode failed (its trajectory is kept with stop reason `error`).
+    episodes and plays again those that ended in error (the failed records are kept in
+    trajectories/failed/; --keep-failed keeps them as they are). Exits 1 if any episode of
+    this invocation failed (its trajectory is kept with stop reason `error`).
 
     \b
     Examples:
@@ -179,7 +185,8 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
     from prefbuild.cli.display import print_generate_summary
     from prefbuild.rollout.generate import exit_code
 
-    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new)
+    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new,
+                          keep_failed=keep_failed)
     if not quiet:
         print_generate_summary(result)
     click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
@@ -190,7 +197,7 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
 @click.argument("recipe")
 @_recipe_options
 def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
-        shard: str | None, new: bool, quiet: bool) -> None:
+        shard: str | None, new: bool, quiet: bool, keep_failed: bool) -> None:
     """Run every stage of a recipe: generate -> label -> pair -> export -> report.
 
     Each stage is also its own command over the files in the run directory, so any of them
@@ -208,7 +215,7 @@ def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | 
         click.secho(f"{stage}", bold=True)
 
     summary = api.run(recipe, overrides=overrides, out=out, limit=limit, shard=shard, new=new, quiet=quiet,
-                      on_stage=announce)
+                      on_stage=announce, keep_failed=keep_failed)
     if not quiet:
         print_generate_summary(summary.generated)
     print_run_summary(summary)

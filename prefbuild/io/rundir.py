@@ -6,6 +6,7 @@ Layout::
       recipe.yaml          the resolved recipe (defaults filled in, secrets kept as ${VAR})
       manifest.json        counts, versions, timings, token totals (rewritten atomically)
       trajectories/*.jsonl one line per finished episode, appended and flushed
+      trajectories/failed/ episodes that ended in error and were played again on resume (audit trail)
       logs/                server logs (vllm backend)
       labelled.jsonl       the same episodes with labels (written whole by `label`)
       pairs.jsonl          chosen/rejected pairs
@@ -34,6 +35,7 @@ from prefbuild.recipe import LoadedRecipe
 from prefbuild.records import Manifest, TeacherInfo, Trajectory
 
 TRAJECTORIES = "trajectories"
+FAILED = "failed"  # under trajectories/: failed attempts replaced by a retry
 MANIFEST = "manifest.json"
 RECIPE = "recipe.yaml"
 LABELLED = "labelled.jsonl"
@@ -122,19 +124,68 @@ def iter_trajectories(run_dir: Path) -> Iterator[Trajectory]:
         yield from read_records(path, Trajectory)
 
 
+def _episode_id_and_failed(path: Path, number: int, text: str) -> tuple[str, bool]:
+    payload = json.loads(text)
+    if not isinstance(payload, dict) or not isinstance(payload.get("id"), str):
+        raise PrefbuildError(f"{path}:{number}: a line without a trajectory id; run `prefbuild validate {path}`")
+    outcome = payload.get("outcome")
+    failed = isinstance(outcome, dict) and outcome.get("stop_reason") == "error"
+    return payload["id"], failed
+
+
 def finished_episode_ids(run_dir: Path) -> set[str]:
-    """Ids of episodes already on disk; reads only the id field, so resuming a big run is cheap."""
+    """Ids of episodes already on disk (failed ones included); a killed writer's cut-off line is skipped."""
     found: set[str] = set()
     for path in trajectory_files(run_dir):
-        for _, text, unterminated in iter_lines(path):
+        for number, text, unterminated in iter_lines(path):
             try:
-                found.add(json.loads(text)["id"])
-            except (json.JSONDecodeError, KeyError, TypeError):
+                found.add(_episode_id_and_failed(path, number, text)[0])
+            except json.JSONDecodeError:
                 if unterminated:
                     continue  # the line being written when the run was killed; it will be redone
-                message = f"{path}: a line without a trajectory id; run `prefbuild validate {path}`"
-                raise PrefbuildError(message) from None
+                raise PrefbuildError(f"{path}:{number}: not valid JSON; run `prefbuild validate {path}`") from None
     return found
+
+
+def set_aside_failed_episodes(run_dir: Path) -> int:
+    """Move episodes that ended with ``stop_reason=error`` to ``trajectories/failed/`` so they are played again.
+
+    The failed records are kept (appended to ``trajectories/failed/<file>``, each line once, for the
+    audit trail) and removed from the trajectory file, so the new attempt replaces them in the final
+    files. Both files are rewritten atomically; a kill between the two steps only repeats the move.
+
+    Args:
+        run_dir: a run directory.
+
+    Returns:
+        How many failed episodes were set aside.
+
+    Example:
+        >>> set_aside_failed_episodes(Path("/nonexistent"))
+        0
+    """
+    moved = 0
+    for path in trajectory_files(run_dir):
+        kept: list[str] = []
+        failed: list[str] = []
+        for number, text, unterminated in iter_lines(path):
+            line = text if text.endswith("\n") else text + "\n"
+            try:
+                is_failed = _episode_id_and_failed(path, number, text)[1]
+            except json.JSONDecodeError:
+                if unterminated:
+                    continue  # a cut-off line: dropped, its episode is redone
+                raise PrefbuildError(f"{path}:{number}: not valid JSON; run `prefbuild validate {path}`") from None
+            (failed if is_failed else kept).append(line)
+        if not failed:
+            continue
+        audit = run_dir / TRAJECTORIES / FAILED / path.name
+        earlier = audit.read_text(encoding="utf-8").splitlines(keepends=True) if audit.is_file() else []
+        known = set(earlier)
+        atomic_write_text(audit, "".join(earlier + [line for line in failed if line not in known]))
+        atomic_write_text(path, "".join(kept))
+        moved += len(failed)
+    return moved
 
 
 @dataclass(frozen=True)
