@@ -16,11 +16,12 @@ import click
 import yaml
 
 from prefbuild.errors import PrefbuildError
+from prefbuild.redaction import redact
 
 
 def report(message: str, exit_code: int = 1) -> None:
     """Print one error line on stderr and exit."""
-    click.secho(f"error: {message}", fg="red", err=True)
+    click.secho(f"error: {redact(message)}", fg="red", err=True)
     sys.exit(exit_code)
 
 
