@@ -93,13 +93,30 @@ def generate(
 
     Returns:
         Where the run is, what was planned and what happened (``result.stats``).
+
+    Raises:
+        RecipeError: anything the run would use cannot be built (checked before the first request).
     """
+    from prefbuild.checks import check_recipe
     from prefbuild.rollout.generate import generate as generate_run
 
     return generate_run(
-        load(recipe, overrides), out=Path(out) if out else None, shard=shard, limit=limit, quiet=quiet, new=new,
-        teacher=teacher, keep_failed=keep_failed,
+        check_recipe(load(recipe, overrides)), out=Path(out) if out else None, shard=shard, limit=limit,
+        quiet=quiet, new=new, teacher=teacher, keep_failed=keep_failed,
     )
+
+
+def _existing_record_files(paths: Sequence[PathLike]) -> list[Path]:
+    """``paths`` as paths, refusing a missing file or one without a single record (an empty input is a mistake)."""
+    from prefbuild.io.jsonl import iter_lines
+
+    files = [Path(path) for path in paths]
+    for path in files:
+        if not path.is_file():
+            raise PrefbuildError(f"{path}: no such file")
+        if next(iter_lines(path), None) is None:
+            raise PrefbuildError(f"{path}: empty file: no records")
+    return files
 
 
 def label(
@@ -135,10 +152,7 @@ def label(
             raise
         raise PrefbuildError(str(error.args[0] if error.args else error)) from None
     counts = LabelCounts()
-    files = [Path(path) for path in inputs]
-    missing = [str(path) for path in files if not path.is_file()]
-    if missing:
-        raise PrefbuildError(f"{missing[0]}: no such file")
+    files = _existing_record_files(inputs)
     for group, target in output_plan(files, Path(output)):
         label_files(group, target, labelers, fmt=fmt, model=model, counts=counts)
     return counts
@@ -167,10 +181,7 @@ def pair(
     """
     from prefbuild.pairs.stage import pair_files
 
-    files = [Path(path) for path in trajectory_files]
-    missing = [str(path) for path in files if not path.is_file()]
-    if missing:
-        raise PrefbuildError(f"{missing[0]}: no such file")
+    files = _existing_record_files(trajectory_files)
     loaded = load(recipe) if recipe is not None else None
     return pair_files(files, Path(output), recipe=loaded, strategies=strategies, **overrides)
 

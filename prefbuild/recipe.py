@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from prefbuild.errors import LocatedError, PrefbuildError, plain_message
+from prefbuild.recipe_yaml import YamlInputError, parse_yaml
 from prefbuild.redaction import redact, register
 from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, parse_teacher_config
 
@@ -107,6 +108,22 @@ class Recipe(Section):
     publish: PublishConfig = Field(default_factory=PublishConfig)
 
     _placeholders: dict[tuple[str | int, ...], str] = PrivateAttr(default_factory=dict)
+    _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
+    _source: str = PrivateAttr(default="<recipe>")
+    _overridden: frozenset[tuple[str | int, ...]] = PrivateAttr(default_factory=frozenset)
+
+    def locate(self, *path: str | int) -> tuple[str, int | None]:
+        """``(file, line)`` of the field at ``path`` (env sections by index), or of its nearest ancestor.
+
+        Example:
+            >>> text = "name: r\\nenv: {name: household, protocol: react}\\nteacher: {backend: scripted}\\n"
+            >>> load_recipe_text(text, "r.yaml").recipe.locate("env", 0, "name")
+            ('r.yaml', 2)
+        """
+        for length in range(len(path), 0, -1):
+            if path[:length] in self._overridden:
+                return "--set", None
+        return self._source, _nearest_line(self._lines, path)
 
     def recorded(self, *path: str | int) -> Any:
         """The section at ``path`` as it may be written down: ``${VAR}`` placeholders, not their values.
@@ -347,6 +364,17 @@ def _put_back(data: Any, path: tuple[str | int, ...], original: str, dotted: str
         ) from None
 
 
+def _typed_override_path(path: tuple[str, ...], env_names: list[str]) -> tuple[str | int, ...]:
+    """A ``--set`` path with env sections by index (``env.sql.x`` and single-section ``env.x`` -> ``env.N.x``)."""
+    typed: list[str | int] = [int(part) if part.isdigit() else part for part in path]
+    if typed[:1] == ["env"] and len(typed) > 1:
+        if isinstance(typed[1], str) and typed[1] in env_names and env_names.count(typed[1]) == 1:
+            typed[1] = env_names.index(typed[1])
+        elif not isinstance(typed[1], int):
+            typed.insert(1, 0)
+    return tuple(typed)
+
+
 def expand_placeholders(value: Any) -> Any:
     """``value`` with every ``${VAR}`` / ``${VAR:-default}`` replaced from the environment (unset: kept).
 
@@ -371,13 +399,9 @@ def expand_placeholders(value: Any) -> Any:
 def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[str] = ()) -> LoadedRecipe:
     """Parse, interpolate, override and validate a recipe; every failure is a ``RecipeError``."""
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(error, "problem", None) or str(error)
-        raise RecipeError(source, line, "", f"invalid YAML: {problem}") from None
+        node, data = parse_yaml(text, source)
+    except YamlInputError as error:
+        raise RecipeError(error.source, error.line, error.field, error.message) from None
     if not isinstance(data, dict):
         raise RecipeError(source, 1, "", "a recipe must be a YAML mapping (name, env, teacher, ...)")
     lines = _line_index(node) if node is not None else {}
@@ -402,6 +426,13 @@ def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[st
         raise RecipeError(source, _nearest_line(lines, typed_path), _dotted(path), _humanise(first)) from None
     placeholders = {_dotted(path): original for path, original in originals.items()}
     single_env = isinstance(data.get("env"), dict)
+    recipe._source = source
+    env_names = [section.name for section in recipe.envs]
+    recipe._overridden = frozenset(_typed_override_path(path, env_names) for path in overridden)
+    recipe._lines = {
+        (path[0], 0, *path[1:]) if single_env and path and path[0] == "env" else path: line
+        for path, line in lines.items()
+    }
     recipe._placeholders = {
         (path[0], 0, *path[1:]) if single_env and path[0] == "env" else path: original
         for path, original in originals.items()
@@ -425,6 +456,9 @@ def load_recipe(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
         text = candidate.read_text(encoding="utf-8")
     except OSError as error:
         raise RecipeError(str(candidate), None, "", f"cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        line = candidate.read_bytes()[: error.start].count(b"\n") + 1
+        raise RecipeError(str(candidate), line, "", f"not UTF-8 text (byte {error.start}); is it a recipe?") from None
     return load_recipe_text(text, str(candidate), overrides)
 
 

@@ -131,11 +131,16 @@ def recipes(name: str | None) -> None:
 def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
     """Validate a recipe and print it resolved (defaults filled, secrets kept as ${VAR}).
 
+    Builds everything a run will use (env, dialect, protocol, split, labelers, pair
+    strategies, export formats) and reports the first problem as `file:line field: message`.
+
     \b
     Examples:
       prefbuild check-recipe quickstart --set teacher.sampling.temperature=0
     """
-    loaded = load_recipe(recipe, overrides)
+    from prefbuild.checks import check_recipe as check_parts
+
+    loaded = check_parts(load_recipe(recipe, overrides))
     click.echo(loaded.resolved_yaml(), nl=False)
 
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Hashable
 from typing import ClassVar
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
@@ -68,6 +70,14 @@ class LoopLabeler(Labeler):
         "max_cycle": 10,  # longest replayed script (in actions) that is looked for
         "min_cycle_repeats": 2,  # occurrences of a multi-action script (2 = replayed once)
     }
+
+    class Params(BaseModel):
+        """Loop parameters with their bounds (``loop.k=-3`` is refused, not read as 2)."""
+
+        model_config = ConfigDict(extra="forbid")
+        k: int = Field(default=3, ge=2, description="The same action this many times in a row is a loop.")
+        max_cycle: int = Field(default=10, ge=1, description="Longest replayed script (in actions) looked for.")
+        min_cycle_repeats: int = Field(default=2, ge=2, description="Occurrences of a script (2 = replayed once).")
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         steps = trajectory.steps
