@@ -2,7 +2,7 @@
 
 The recipe model checks types and ranges; this module checks what only building the parts
 can tell: the env name, its dialect and options, the protocol and its options, the split and
-task types (the first task is planned), every labeler with its params, whether a labeler can
+task types (the first task is planned), the teacher backend, every labeler with its params, whether a labeler can
 label any env of the run, and every pair strategy with its params. Each problem is one
 ``RecipeError`` at the recipe's ``file:line`` and field, so hours of generation are never
 spent on a recipe whose later stages cannot run.
@@ -104,6 +104,15 @@ def _check_strategies(recipe: Recipe) -> None:
             raise _fail(recipe, ("pairs", "strategies", position, field), error) from None
 
 
+def _check_backend(recipe: Recipe) -> None:
+    from prefbuild import registry
+
+    known = registry.names("teachers")
+    if recipe.teacher.backend not in known:
+        raise _fail(recipe, ("teacher", "backend"),
+                    f"unknown teacher backend {recipe.teacher.backend!r}; known: {', '.join(known)}")
+
+
 def check_recipe(loaded: LoadedRecipe) -> Any:
     """Build every part a run of ``loaded`` will use; raise at the first that cannot be built.
 
@@ -122,6 +131,7 @@ def check_recipe(loaded: LoadedRecipe) -> Any:
         'simulate'
     """
     recipe = loaded.recipe
+    _check_backend(recipe)
     for index, section in enumerate(recipe.envs):
         _check_env(recipe, index, section)
     _check_labelers(recipe)

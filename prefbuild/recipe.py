@@ -269,7 +269,8 @@ def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as error:
-        raise RecipeError("--set", None, key, f"value is not valid YAML: {error}") from None
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise RecipeError("--set", None, key, f"value is not valid YAML: {problem}") from None
     return tuple(part for part in key.strip().split(".")), value
 
 
