@@ -23,6 +23,7 @@ import datetime as dt
 import importlib.metadata
 import json
 import platform
+import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,42 @@ def next_free_dir(run_dir: Path) -> Path:
     raise PrefbuildError(f"no free run directory next to {run_dir}")
 
 
+def _is_temporary(path: Path) -> bool:
+    """A temporary left by a killed writer: ``atomic_path``'s ``.NAME.XXXX.tmp``, ``order_file``'s
+    ``.NAME.ordering``, or the dataset writer's ``.dataset.tmp-XXXX`` / ``.dataset.old-XXXX`` folders."""
+    name = path.name
+    if not name.startswith("."):
+        return False
+    if path.is_dir():
+        return ".tmp-" in name or ".old-" in name
+    return name.endswith((".tmp", ".ordering"))
+
+
+def remove_stale_temporaries(run_dir: Path) -> list[Path]:
+    """Delete the temporary files and folders a killed run left in ``run_dir`` (one run writes a directory
+    at a time, so any found when a run starts are stale).
+
+    Args:
+        run_dir: a run directory.
+
+    Returns:
+        What was removed.
+
+    Example:
+        >>> remove_stale_temporaries(Path("/nonexistent"))
+        []
+    """
+    removed: list[Path] = []
+    for folder in (run_dir, run_dir / TRAJECTORIES, run_dir / TRAJECTORIES / FAILED, run_dir / DATASET):
+        if not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if _is_temporary(path):
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
 def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, shard: str | None = None) -> Path:
     """Create or reopen a run directory for ``loaded``; refuse one written by a different recipe.
 
@@ -104,6 +141,7 @@ def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, s
         run_dir = next_free_dir(run_dir)
     elif existing is None and run_dir.exists() and any(run_dir.iterdir()) and not (run_dir / TRAJECTORIES).exists():
         raise PrefbuildError(f"{run_dir} exists and is not a prefbuild run directory; choose another --out")
+    remove_stale_temporaries(run_dir)
     (run_dir / TRAJECTORIES).mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / RECIPE, loaded.resolved_yaml())
     if existing is None or existing.recipe_hash != recipe.generation_hash():
