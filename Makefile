@@ -1,5 +1,5 @@
 # prefbuild: two commands on a fresh machine.
-#   make demo   create .venv, install, run the bundled quickstart recipe on the embedded CPU teacher
+#   make demo   create .venv, install, run the embedded CPU teacher and the scripted teacher, print the next steps
 #   make test   create .venv, install dev extras, run the whole suite (ruff + pytest)
 
 PYTHON ?= python3.11
@@ -56,7 +56,7 @@ sandbox:
 	  else echo "bubblewrap not installed and not root: the code sandbox tests will be skipped"; fi; }
 
 demo: install-local
-	$(BIN)/prefbuild run quickstart
+	$(BIN)/prefbuild demo
 
 lint: install-dev
 	$(BIN)/ruff check .

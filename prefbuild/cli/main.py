@@ -249,6 +249,7 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
 
 def _register_stage_commands() -> None:
     from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
+    from prefbuild.cli.demo import demo_command
     from prefbuild.cli.envs import envs
     from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
@@ -257,6 +258,7 @@ def _register_stage_commands() -> None:
     from prefbuild.cli.teachers import models_command, serve_command
 
     main.add_command(envs)
+    main.add_command(demo_command)
     main.add_command(label)
     main.add_command(pair_command)
     main.add_command(publish_command)
