@@ -5,26 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from prefbuild.io.rundir import read_manifest
 from prefbuild.recipe import load_recipe_text
 from prefbuild.rollout.generate import generate
+from tests.rollout.test_generate import RECIPE, _register_toy  # noqa: F401 - the toy env's recipe and fixture
 from tests.rollout.toy import ProgrammedTeacher
-
-RECIPE = """\
-name: toy
-seed: 1
-env: {name: count, protocol: count, num_tasks: 6, max_steps: 5}
-teacher: {backend: openai, model: toy, base_urls: ["http://127.0.0.1:9/v1"], concurrency: 2}
-"""
-
-
-@pytest.fixture(autouse=True)
-def _register_toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefbuild import registry
-
-    monkeypatch.setitem(registry.BUILTINS["envs"], "count", "tests.rollout.toy:CountEnv")
 
 
 def _lines(path: Path) -> list[dict]:
