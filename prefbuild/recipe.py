@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from prefbuild.errors import LocatedError, PrefbuildError, plain_message
 from prefbuild.recipe_yaml import YamlInputError, parse_yaml
-from prefbuild.redaction import redact, register
+from prefbuild.secrets import mask as redact
+from prefbuild.secrets import register
 from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, parse_teacher_config
 
 

@@ -18,7 +18,7 @@ import yaml
 
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import TruncatedLineWarning
-from prefbuild.redaction import redact
+from prefbuild.secrets import mask as redact
 
 
 def report(message: str, exit_code: int = 1) -> None:
