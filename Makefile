@@ -1,5 +1,5 @@
 # prefbuild: two commands on a fresh machine.
-#   make demo   create .venv, install, run the bundled quickstart recipe on the embedded CPU teacher
+#   make demo   create .venv, install, run the embedded CPU teacher and the scripted teacher, print the next steps
 #   make test   create .venv, install dev extras, run the whole suite (ruff + pytest)
 
 PYTHON ?= python3.11
@@ -68,7 +68,7 @@ mariadb:
 	  else echo "mariadb-server not installed and not root: the sql env's real-backend tests will be skipped"; fi; }
 
 demo: install-local
-	$(BIN)/prefbuild run quickstart
+	$(BIN)/prefbuild demo
 
 lint: install-dev
 	$(BIN)/ruff check .

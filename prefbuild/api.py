@@ -76,6 +76,7 @@ def generate(
     quiet: bool = True,
     teacher: Any = None,
     ray: Any = None,
+    keep_failed: bool = False,
 ) -> GenerateResult:
     """Generate (or resume) a recipe's trajectories into its run directory.
 
@@ -91,18 +92,24 @@ def generate(
         ray: run the shards on a Ray cluster: an address (``"auto"``, ``"host:6379"``, ``"local"``
             for a local instance) or a ``prefbuild.ray.driver.RayOptions``; ``out`` may then be
             an fsspec URL.
+        keep_failed: keep episodes that ended in error as they are (default: play them again,
+            the failed records kept under ``trajectories/failed/``).
 
     Returns:
         Where the run is, what was planned and what happened (``result.stats``).
+
+    Raises:
+        RecipeError: anything the run would use cannot be built (checked before the first request).
     """
+    from prefbuild.checks import check_recipe
     from prefbuild.rollout.generate import generate as generate_run
 
     if ray is not None:
-        return _generate_on_ray(load(recipe, overrides), ray, out=out, shard=shard, limit=limit, new=new,
+        return _generate_on_ray(check_recipe(load(recipe, overrides)), ray, out=out, shard=shard, limit=limit, new=new,
                                 quiet=quiet, teacher=teacher)
     return generate_run(
-        load(recipe, overrides), out=Path(out) if out else None, shard=shard, limit=limit, quiet=quiet, new=new,
-        teacher=teacher,
+        check_recipe(load(recipe, overrides)), out=Path(out) if out else None, shard=shard, limit=limit,
+        quiet=quiet, new=new, teacher=teacher, keep_failed=keep_failed,
     )
 
 
@@ -116,6 +123,19 @@ def _generate_on_ray(loaded: LoadedRecipe, ray: Any, *, out: PathLike | None, sh
         raise PrefbuildError("--ray builds the recipe's teacher on every worker; a ready teacher cannot be passed")
     options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
     return generate_on_ray(loaded, out=out, options=options, limit=limit, quiet=quiet, new=new)
+
+
+def _existing_record_files(paths: Sequence[PathLike]) -> list[Path]:
+    """``paths`` as paths, refusing a missing file or one without a single record (an empty input is a mistake)."""
+    from prefbuild.io.jsonl import iter_lines
+
+    files = [Path(path) for path in paths]
+    for path in files:
+        if not path.is_file():
+            raise PrefbuildError(f"{path}: no such file")
+        if next(iter_lines(path), None) is None:
+            raise PrefbuildError(f"{path}: empty file: no records")
+    return files
 
 
 def label(
@@ -151,10 +171,7 @@ def label(
             raise
         raise PrefbuildError(str(error.args[0] if error.args else error)) from None
     counts = LabelCounts()
-    files = [Path(path) for path in inputs]
-    missing = [str(path) for path in files if not path.is_file()]
-    if missing:
-        raise PrefbuildError(f"{missing[0]}: no such file")
+    files = _existing_record_files(inputs)
     for group, target in output_plan(files, Path(output)):
         label_files(group, target, labelers, fmt=fmt, model=model, counts=counts)
     return counts
@@ -183,10 +200,7 @@ def pair(
     """
     from prefbuild.pairs.stage import pair_files
 
-    files = [Path(path) for path in trajectory_files]
-    missing = [str(path) for path in files if not path.is_file()]
-    if missing:
-        raise PrefbuildError(f"{missing[0]}: no such file")
+    files = _existing_record_files(trajectory_files)
     loaded = load(recipe) if recipe is not None else None
     return pair_files(files, Path(output), recipe=loaded, strategies=strategies, **overrides)
 
@@ -260,6 +274,7 @@ def run(
     quiet: bool = True,
     on_stage: Progress | None = None,
     ray: Any = None,
+    keep_failed: bool = False,
 ) -> RunSummary:
     """Every stage of a recipe: generate -> label -> pair -> export -> report, in its run directory.
 
@@ -268,7 +283,7 @@ def run(
     stale output from an earlier run (a dataset from old pairs is never left to be published).
 
     Args:
-        recipe, overrides, out, limit, shard, new, quiet: as for ``generate``.
+        recipe, overrides, out, limit, shard, new, quiet, keep_failed: as for ``generate``.
         on_stage: called with each stage's name as it starts (for a display).
         ray: as for ``generate``; labelling then runs on the cluster too (pairing and export
             stream on the driver). ``out`` must be a path every node shares.
@@ -293,11 +308,12 @@ def run(
                                  "use `generate --ray --out URL` for object stores")
         options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
         with connected(options.address) as cluster:
-            result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, ray=options)
+            result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, ray=options,
+                              keep_failed=keep_failed)
             announce("label")
             label_run_on_ray(cluster, result.run_dir)
     else:
-        result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet)
+        result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, keep_failed=keep_failed)
         announce("label")
         label(trajectory_files(result.run_dir), result.run_dir / LABELLED, recipe=result.run_dir / RECIPE)
     run_dir = result.run_dir

@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from prefbuild.errors import LocatedError, plain_message
+from prefbuild.errors import LocatedError, PrefbuildError, plain_message
+from prefbuild.recipe_yaml import YamlInputError, parse_yaml
+from prefbuild.secrets import mask as redact
+from prefbuild.secrets import register
 from prefbuild.teachers.config import TeacherConfig, TeacherConfigError, parse_teacher_config
 
 
@@ -105,6 +108,54 @@ class Recipe(Section):
     output: OutputConfig = Field(default_factory=OutputConfig)
     publish: PublishConfig = Field(default_factory=PublishConfig)
 
+    _placeholders: dict[tuple[str | int, ...], str] = PrivateAttr(default_factory=dict)
+    _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
+    _source: str = PrivateAttr(default="<recipe>")
+    _overridden: frozenset[tuple[str | int, ...]] = PrivateAttr(default_factory=frozenset)
+
+    def locate(self, *path: str | int) -> tuple[str, int | None]:
+        """``(file, line)`` of the field at ``path`` (env sections by index), or of its nearest ancestor.
+
+        Example:
+            >>> text = "name: r\\nenv: {name: household, protocol: react}\\nteacher: {backend: scripted}\\n"
+            >>> load_recipe_text(text, "r.yaml").recipe.locate("env", 0, "name")
+            ('r.yaml', 2)
+        """
+        for length in range(len(path), 0, -1):
+            if path[:length] in self._overridden:
+                return "--set", None
+        return self._source, _nearest_line(self._lines, path)
+
+    def recorded(self, *path: str | int) -> Any:
+        """The section at ``path`` as it may be written down: ``${VAR}`` placeholders, not their values.
+
+        Records (``TeacherInfo.sampling``, ``EnvInfo.options``) store this instead of the resolved
+        values, so a secret passed through the environment never reaches a file.
+
+        Args:
+            path: the section's path, env sections by index: ``("teacher", "sampling")``, ``("env", 0, "options")``.
+
+        Returns:
+            The section as plain JSON data (``None`` values left out), placeholders put back.
+
+        Example:
+            >>> import os; os.environ["DOC_TOKEN"] = "tok-123"
+            >>> text = "name: r\\nenv: {name: household, protocol: react}\\nteacher: {backend: scripted, model: s}\\n"
+            >>> recipe = load_recipe_text(text, overrides=["teacher.sampling.extra_body.token=${DOC_TOKEN}"]).recipe
+            >>> recipe.teacher.sampling.extra_body, recipe.recorded("teacher", "sampling")["extra_body"]
+            ({'token': 'tok-123'}, {'token': '${DOC_TOKEN}'})
+        """
+        node: Any = self
+        for part in path:
+            node = node[part] if isinstance(node, list | dict) else getattr(node, str(part))
+        data = node.model_dump(mode="json", exclude_none=True) if isinstance(node, BaseModel) else node
+        data = json.loads(json.dumps(data))  # a copy
+        for full_path, original in self._placeholders.items():
+            if full_path[: len(path)] != tuple(path) or len(full_path) == len(path):
+                continue
+            _put_back(data, full_path[len(path):], original, ".".join(map(str, full_path)))
+        return data
+
     @field_validator("env", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
@@ -162,18 +213,29 @@ def _nearest_line(lines: Mapping[tuple[str | int, ...], int], path: tuple[str | 
 
 
 def _interpolate(
-    value: Any, source: str, lines: Mapping[tuple[str | int, ...], int], path: tuple[str | int, ...] = ()
+    value: Any,
+    source: str,
+    lines: Mapping[tuple[str | int, ...], int],
+    path: tuple[str | int, ...] = (),
+    overridden: frozenset[tuple[str, ...]] = frozenset(),
 ) -> tuple[Any, dict[tuple[str | int, ...], str]]:
-    """Replace ``${VAR}`` / ``${VAR:-default}`` from the environment; return placeholders by path."""
+    """Replace ``${VAR}`` / ``${VAR:-default}`` from the environment; return placeholders by path.
+
+    ``overridden`` holds the ``--set`` paths, so a missing variable in an override is located at ``--set``.
+    """
     originals: dict[tuple[str | int, ...], str] = {}
     if isinstance(value, str) and _PLACEHOLDER.search(value):
 
         def substitute(match: re.Match[str]) -> str:
             name, default = match.group(1), match.group(2)
             if name in os.environ:
+                register(os.environ[name])  # a value from the environment may be a secret: never written
                 return os.environ[name]
             if default is not None:
                 return default
+            text_path = tuple(str(part) for part in path)
+            if any(text_path[: len(touched)] == touched for touched in overridden):
+                raise RecipeError("--set", None, _dotted(path), f"environment variable {name} is not set")
             raise RecipeError(
                 source, _nearest_line(lines, path), _dotted(path), f"environment variable {name} is not set"
             )
@@ -183,13 +245,13 @@ def _interpolate(
     if isinstance(value, dict):
         result = {}
         for key, item in value.items():
-            result[key], found = _interpolate(item, source, lines, (*path, key))
+            result[key], found = _interpolate(item, source, lines, (*path, key), overridden)
             originals.update(found)
         return result, originals
     if isinstance(value, list):
         items = []
         for position, item in enumerate(value):
-            new_item, found = _interpolate(item, source, lines, (*path, position))
+            new_item, found = _interpolate(item, source, lines, (*path, position), overridden)
             items.append(new_item)
             originals.update(found)
         return items, originals
@@ -208,7 +270,8 @@ def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as error:
-        raise RecipeError("--set", None, key, f"value is not valid YAML: {error}") from None
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise RecipeError("--set", None, key, f"value is not valid YAML: {problem}") from None
     return tuple(part for part in key.strip().split(".")), value
 
 
@@ -276,36 +339,76 @@ class LoadedRecipe(BaseModel):
         data = self.recipe.model_dump(mode="json")
         if len(data["env"]) == 1:
             data["env"] = data["env"][0]
-        for dotted, original in self.placeholders.items():
-            node: Any = data
-            parts = [int(p) if p.isdigit() else p for p in dotted.split(".")]
-            try:
-                for part in parts[:-1]:
-                    node = node[part]
-                node[parts[-1]] = original
-            except (KeyError, IndexError, TypeError):
-                continue
+        for path, original in self.recipe._placeholders.items():
+            parts = list(path)
+            if parts[0] == "env" and isinstance(data["env"], dict):
+                del parts[1]  # a single env section is written as a mapping
+            _put_back(data, tuple(parts), original, _dotted(path))
+        data["teacher"]["base_urls"] = [redact(url) for url in data["teacher"]["base_urls"]]
         return data
 
     def resolved_yaml(self) -> str:
         return yaml.safe_dump(self.resolved_dict(), sort_keys=False, allow_unicode=True)
 
 
+def _put_back(data: Any, path: tuple[str | int, ...], original: str, dotted: str) -> None:
+    """Write the placeholder ``original`` at ``path`` in ``data``; refuse rather than leave the value in clear."""
+    node = data
+    try:
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]]
+        node[path[-1]] = original
+    except (KeyError, IndexError, TypeError):
+        raise PrefbuildError(
+            f"{dotted}: cannot record this field with its ${{VAR}} placeholder (the field is not kept as "
+            "written); give it a plain value or set it with --set"
+        ) from None
+
+
+def _typed_override_path(path: tuple[str, ...], env_names: list[str]) -> tuple[str | int, ...]:
+    """A ``--set`` path with env sections by index (``env.sql.x`` and single-section ``env.x`` -> ``env.N.x``)."""
+    typed: list[str | int] = [int(part) if part.isdigit() else part for part in path]
+    if typed[:1] == ["env"] and len(typed) > 1:
+        if isinstance(typed[1], str) and typed[1] in env_names and env_names.count(typed[1]) == 1:
+            typed[1] = env_names.index(typed[1])
+        elif not isinstance(typed[1], int):
+            typed.insert(1, 0)
+    return tuple(typed)
+
+
+def expand_placeholders(value: Any) -> Any:
+    """``value`` with every ``${VAR}`` / ``${VAR:-default}`` replaced from the environment (unset: kept).
+
+    Used where recorded data (``EnvInfo.options``) is put to use again, e.g. by replay.
+
+    Example:
+        >>> expand_placeholders({"path": "${NO_SUCH_VAR_X:-db.sqlite}"})
+        {'path': 'db.sqlite'}
+    """
+    if isinstance(value, str):
+        def substitute(match: re.Match[str]) -> str:
+            return os.environ.get(match.group(1), match.group(2) if match.group(2) is not None else match.group(0))
+
+        return _PLACEHOLDER.sub(substitute, value)
+    if isinstance(value, dict):
+        return {key: expand_placeholders(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expand_placeholders(item) for item in value]
+    return value
+
+
 def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[str] = ()) -> LoadedRecipe:
     """Parse, interpolate, override and validate a recipe; every failure is a ``RecipeError``."""
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(error, "problem", None) or str(error)
-        raise RecipeError(source, line, "", f"invalid YAML: {problem}") from None
+        node, data = parse_yaml(text, source)
+    except YamlInputError as error:
+        raise RecipeError(error.source, error.line, error.field, error.message) from None
     if not isinstance(data, dict):
         raise RecipeError(source, 1, "", "a recipe must be a YAML mapping (name, env, teacher, ...)")
     lines = _line_index(node) if node is not None else {}
-    data, originals = _interpolate(data, source, lines)
-    overridden = apply_overrides(data, overrides)
+    overridden = apply_overrides(data, overrides)  # first, so a --set value replaces a ${VAR} and is recorded
+    data, originals = _interpolate(data, source, lines, overridden=frozenset(overridden))
     try:
         recipe = Recipe.model_validate(data)
         parse_teacher_config(recipe.teacher)  # the checks the teacher factory makes (scripted rates...)
@@ -324,6 +427,21 @@ def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[st
         typed_path = tuple(int(p) if p.isdigit() else p for p in path)
         raise RecipeError(source, _nearest_line(lines, typed_path), _dotted(path), _humanise(first)) from None
     placeholders = {_dotted(path): original for path, original in originals.items()}
+    single_env = isinstance(data.get("env"), dict)
+    recipe._source = source
+    env_names = [section.name for section in recipe.envs]
+    recipe._overridden = frozenset(_typed_override_path(path, env_names) for path in overridden)
+    recipe._lines = {
+        (path[0], 0, *path[1:]) if single_env and path and path[0] == "env" else path: line
+        for path, line in lines.items()
+    }
+    recipe._placeholders = {
+        (path[0], 0, *path[1:]) if single_env and path[0] == "env" else path: original
+        for path, original in originals.items()
+    }
+    if recipe.teacher.api_key_env:
+        register(os.environ.get(recipe.teacher.api_key_env))
+    LoadedRecipe(recipe=recipe, source=source).resolved_dict()  # every placeholder can be written back
     return LoadedRecipe(recipe=recipe, source=source, placeholders=placeholders)
 
 
@@ -340,6 +458,9 @@ def load_recipe(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
         text = candidate.read_text(encoding="utf-8")
     except OSError as error:
         raise RecipeError(str(candidate), None, "", f"cannot read: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        line = candidate.read_bytes()[: error.start].count(b"\n") + 1
+        raise RecipeError(str(candidate), line, "", f"not UTF-8 text (byte {error.start}); is it a recipe?") from None
     return load_recipe_text(text, str(candidate), overrides)
 
 

@@ -47,7 +47,7 @@ def inspect_command(file: Path, reason: str | None, strategy: str | None, task_t
     \b
     Examples:
       prefbuild inspect runs/quickstart/pairs.jsonl --reason loop -n 5
-      prefbuild inspect runs/quickstart/trajectories/shard-00000.jsonl --task-type pick_and_place --seed 1
+      prefbuild inspect runs/quickstart/trajectories/episodes.jsonl --task-type pick_and_place --seed 1
     """
     from prefbuild.analysis.views import Filters, inspect_file
 

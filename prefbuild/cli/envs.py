@@ -89,6 +89,9 @@ def list_envs() -> None:
     Console(width=max(140, Console().width)).print(table)
 
 
+MAX_SCANNED_INDEX = 100_000  # an env without ``task_at`` builds every task up to --index
+
+
 @envs.command("play")
 @click.argument("env_name", metavar="ENV")
 @click.option("--seed", type=int, default=0, show_default=True, help="Task seed (same seed, same tasks).")
@@ -104,9 +107,15 @@ def play(env_name: str, seed: int, split: str, index: int, dialect: str | None, 
       prefbuild envs play household --seed 3 --split train --index 0
     """
     env = make_env(env_name, dialect=dialect)
+    seek = getattr(env, "task_at", None)
+    if not callable(seek) and index >= MAX_SCANNED_INDEX:
+        raise PrefbuildError(f"env {env_name!r} cannot jump to a task: --index must be below {MAX_SCANNED_INDEX} "
+                             f"(it builds every task before it), got {index}")
     try:
-        # Tasks are generated lazily: only the first index + 1 are ever built.
-        task = next(itertools.islice(env.tasks(split, index + 1, seed), index, None), None)
+        if callable(seek):  # the env builds task `index` directly
+            task = seek(split, index, seed)
+        else:  # tasks are generated lazily: only the first index + 1 are ever built
+            task = next(itertools.islice(env.tasks(split, index + 1, seed), index, None), None)
     except (KeyError, ValueError) as error:
         raise PrefbuildError(f"env {env_name!r}: {error}") from None
     if task is None:
@@ -115,6 +124,9 @@ def play(env_name: str, seed: int, split: str, index: int, dialect: str | None, 
     click.echo(f"task {task.info.id} ({task.info.type})")
     click.echo(observation)
     click.echo("(type 'help' for meta commands)")
+    action_format = getattr(env, "action_format", None)
+    if action_format:
+        click.echo(f"actions: {action_format}")
     steps = 0
     while steps < max_steps:
         click.echo("> ", nl=False)
@@ -146,6 +158,8 @@ def play(env_name: str, seed: int, split: str, index: int, dialect: str | None, 
             click.secho(f"You won in {steps} step(s)!", fg="green")
             return
         if result.done:
+            if not result.valid and action_format:
+                click.echo(f"{command!r} is not an action of this env; it expects {action_format}")
             click.echo(f"episode over after {steps} step(s); task not solved")
             return
     click.echo(f"step limit {max_steps} reached; task not solved")

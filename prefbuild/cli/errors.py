@@ -8,6 +8,7 @@ plug-in that reuses a command). Usage errors (a bad option) keep click's own exi
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,19 +17,34 @@ import click
 import yaml
 
 from prefbuild.errors import PrefbuildError
+from prefbuild.io.jsonl import TruncatedLineWarning
+from prefbuild.secrets import mask as redact
 
 
 def report(message: str, exit_code: int = 1) -> None:
     """Print one error line on stderr and exit."""
-    click.secho(f"error: {message}", fg="red", err=True)
+    click.secho(f"error: {redact(message)}", fg="red", err=True)
     sys.exit(exit_code)
+
+
+_python_show_warning = warnings.showwarning
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """A prefbuild warning is one ``warning: file:line ...`` line, not Python's source-quoting format."""
+    if issubclass(category, TruncatedLineWarning):
+        click.secho(f"warning: {redact(str(message))}", fg="yellow", err=True)
+    else:
+        _python_show_warning(message, category, *args, **kwargs)
 
 
 @contextmanager
 def handled_errors() -> Iterator[None]:
     """Turn the errors a user can fix into one located line and an exit code."""
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            yield
     except PrefbuildError as error:
         report(str(error), error.exit_code)
     except click.exceptions.Exit:

@@ -131,11 +131,16 @@ def recipes(name: str | None) -> None:
 def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
     """Validate a recipe and print it resolved (defaults filled, secrets kept as ${VAR}).
 
+    Builds everything a run will use (env, dialect, protocol, split, labelers, pair
+    strategies, export formats) and reports the first problem as `file:line field: message`.
+
     \b
     Examples:
       prefbuild check-recipe quickstart --set teacher.sampling.temperature=0
     """
-    loaded = load_recipe(recipe, overrides)
+    from prefbuild.checks import check_recipe as check_parts
+
+    loaded = check_parts(load_recipe(recipe, overrides))
     click.echo(loaded.resolved_yaml(), nl=False)
 
 
@@ -173,6 +178,10 @@ def _recipe_options(function: Any) -> Any:
     function = click.option("--new", is_flag=True,
                             help="If the run directory belongs to another recipe, use a fresh sibling.")(function)
     function = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(function)
+    function = click.option("--keep-failed", is_flag=True,
+                            help="On resume, keep episodes that ended in error instead of playing them again "
+                                 "(by default they are retried; the failed records stay in trajectories/failed/).")(
+        function)
     return function
 
 
@@ -181,11 +190,13 @@ def _recipe_options(function: Any) -> Any:
 @_recipe_options
 @_ray_options
 def generate(recipe: str, overrides: tuple[str, ...], out: str | None, limit: int | None, shard: str | None,
-             new: bool, quiet: bool, ray: str | None, ray_shards: int | None) -> None:
+             new: bool, quiet: bool, ray: str | None, ray_shards: int | None, keep_failed: bool) -> None:
     """Generate trajectories from a recipe: the teacher plays the env, every episode is saved.
 
     Resumable: re-running the same recipe into the same run directory skips finished
-    episodes. Exits 1 if any episode failed (its trajectory is kept with stop reason `error`).
+    episodes and plays again those that ended in error (the failed records are kept in
+    trajectories/failed/; --keep-failed keeps them as they are). Exits 1 if any episode of
+    this invocation failed (its trajectory is kept with stop reason `error`).
 
     \b
     Examples:
@@ -199,7 +210,7 @@ def generate(recipe: str, overrides: tuple[str, ...], out: str | None, limit: in
     from prefbuild.rollout.generate import exit_code
 
     result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new,
-                          ray=_ray_choice(ray, ray_shards))
+                          ray=_ray_choice(ray, ray_shards), keep_failed=keep_failed)
     if not quiet:
         print_generate_summary(result)
     click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
@@ -211,7 +222,8 @@ def generate(recipe: str, overrides: tuple[str, ...], out: str | None, limit: in
 @_recipe_options
 @_ray_options
 def run(recipe: str, overrides: tuple[str, ...], out: str | None, limit: int | None,
-        shard: str | None, new: bool, quiet: bool, ray: str | None, ray_shards: int | None) -> None:
+        shard: str | None, new: bool, quiet: bool, ray: str | None, ray_shards: int | None,
+        keep_failed: bool) -> None:
     """Run every stage of a recipe: generate -> label -> pair -> export -> report.
 
     Each stage is also its own command over the files in the run directory, so any of them
@@ -229,7 +241,7 @@ def run(recipe: str, overrides: tuple[str, ...], out: str | None, limit: int | N
         click.secho(f"{stage}", bold=True)
 
     summary = api.run(recipe, overrides=overrides, out=out, limit=limit, shard=shard, new=new, quiet=quiet,
-                      on_stage=announce, ray=_ray_choice(ray, ray_shards))
+                      on_stage=announce, ray=_ray_choice(ray, ray_shards), keep_failed=keep_failed)
     if not quiet:
         print_generate_summary(summary.generated)
     print_run_summary(summary)
@@ -258,6 +270,7 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
 
 def _register_stage_commands() -> None:
     from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
+    from prefbuild.cli.demo import demo_command
     from prefbuild.cli.envs import envs
     from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
@@ -266,6 +279,7 @@ def _register_stage_commands() -> None:
     from prefbuild.cli.teachers import models_command, serve_command
 
     main.add_command(envs)
+    main.add_command(demo_command)
     main.add_command(label)
     main.add_command(pair_command)
     main.add_command(publish_command)

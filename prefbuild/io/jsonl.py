@@ -42,16 +42,32 @@ def validation_error(path: str | os.PathLike[str], line: int, error: ValidationE
     return RecordError(path, line, field, message)
 
 
+def _decoded(path: str | os.PathLike[str], number: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RecordError(path, number, "", f"not UTF-8 text ({error.reason} at column {error.start + 1})") from None
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, bool]]:
-    """``(line number, text, is_last_and_unterminated)`` for every non-blank line, streaming."""
-    with open(path, encoding="utf-8") as handle:
-        previous: tuple[int, str] | None = None
-        for number, text in enumerate(handle, start=1):
+    """``(line number, text, is_last_and_unterminated)`` for every non-blank line, streaming.
+
+    Raises:
+        RecordError: a line that is not UTF-8 text, at its ``file:line``.
+    """
+    with open(path, "rb") as handle:
+        previous: tuple[int, bytes] | None = None
+        for number, raw in enumerate(handle, start=1):
             if previous is not None and previous[1].strip():
-                yield previous[0], previous[1], False
-            previous = (number, text)
+                yield previous[0], _decoded(path, previous[0], previous[1]), False
+            previous = (number, raw)
         if previous is not None and previous[1].strip():
-            yield previous[0], previous[1], not previous[1].endswith("\n")
+            unterminated = not previous[1].endswith(b"\n")
+            if unterminated:  # possibly cut inside a character by a kill: readers skip or report it as cut off
+                text = previous[1].decode("utf-8", errors="replace")
+            else:
+                text = _decoded(path, previous[0], previous[1])
+            yield previous[0], text, unterminated
 
 
 def read_records(

@@ -6,6 +6,7 @@ Layout::
       recipe.yaml          the resolved recipe (defaults filled in, secrets kept as ${VAR})
       manifest.json        counts, versions, timings, token totals (rewritten atomically)
       trajectories/*.jsonl one line per finished episode, appended and flushed
+      trajectories/failed/ episodes that ended in error and were played again on resume (audit trail)
       logs/                server logs (vllm backend)
       labelled.jsonl       the same episodes with labels (written whole by `label`)
       pairs.jsonl          chosen/rejected pairs
@@ -22,6 +23,7 @@ import datetime as dt
 import importlib.metadata
 import json
 import platform
+import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,7 @@ from prefbuild.recipe import LoadedRecipe
 from prefbuild.records import Manifest, TeacherInfo, Trajectory
 
 TRAJECTORIES = "trajectories"
+FAILED = "failed"  # under trajectories/: failed attempts replaced by a retry
 MANIFEST = "manifest.json"
 RECIPE = "recipe.yaml"
 LABELLED = "labelled.jsonl"
@@ -85,6 +88,42 @@ def next_free_dir(run_dir: Path) -> Path:
     raise PrefbuildError(f"no free run directory next to {run_dir}")
 
 
+def _is_temporary(path: Path) -> bool:
+    """A temporary left by a killed writer: ``atomic_path``'s ``.NAME.XXXX.tmp``, ``order_file``'s
+    ``.NAME.ordering``, or the dataset writer's ``.dataset.tmp-XXXX`` / ``.dataset.old-XXXX`` folders."""
+    name = path.name
+    if not name.startswith("."):
+        return False
+    if path.is_dir():
+        return ".tmp-" in name or ".old-" in name
+    return name.endswith((".tmp", ".ordering"))
+
+
+def remove_stale_temporaries(run_dir: Path) -> list[Path]:
+    """Delete the temporary files and folders a killed run left in ``run_dir`` (one run writes a directory
+    at a time, so any found when a run starts are stale).
+
+    Args:
+        run_dir: a run directory.
+
+    Returns:
+        What was removed.
+
+    Example:
+        >>> remove_stale_temporaries(Path("/nonexistent"))
+        []
+    """
+    removed: list[Path] = []
+    for folder in (run_dir, run_dir / TRAJECTORIES, run_dir / TRAJECTORIES / FAILED, run_dir / DATASET):
+        if not folder.is_dir():
+            continue
+        for path in folder.iterdir():
+            if _is_temporary(path):
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
 def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, shard: str | None = None) -> Path:
     """Create or reopen a run directory for ``loaded``; refuse one written by a different recipe.
 
@@ -102,6 +141,7 @@ def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, s
         run_dir = next_free_dir(run_dir)
     elif existing is None and run_dir.exists() and any(run_dir.iterdir()) and not (run_dir / TRAJECTORIES).exists():
         raise PrefbuildError(f"{run_dir} exists and is not a prefbuild run directory; choose another --out")
+    remove_stale_temporaries(run_dir)
     (run_dir / TRAJECTORIES).mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / RECIPE, loaded.resolved_yaml())
     if existing is None or existing.recipe_hash != recipe.generation_hash():
@@ -122,19 +162,68 @@ def iter_trajectories(run_dir: Path) -> Iterator[Trajectory]:
         yield from read_records(path, Trajectory)
 
 
+def _episode_id_and_failed(path: Path, number: int, text: str) -> tuple[str, bool]:
+    payload = json.loads(text)
+    if not isinstance(payload, dict) or not isinstance(payload.get("id"), str):
+        raise PrefbuildError(f"{path}:{number}: a line without a trajectory id; run `prefbuild validate {path}`")
+    outcome = payload.get("outcome")
+    failed = isinstance(outcome, dict) and outcome.get("stop_reason") == "error"
+    return payload["id"], failed
+
+
 def finished_episode_ids(run_dir: Path) -> set[str]:
-    """Ids of episodes already on disk; reads only the id field, so resuming a big run is cheap."""
+    """Ids of episodes already on disk (failed ones included); a killed writer's cut-off line is skipped."""
     found: set[str] = set()
     for path in trajectory_files(run_dir):
-        for _, text, unterminated in iter_lines(path):
+        for number, text, unterminated in iter_lines(path):
             try:
-                found.add(json.loads(text)["id"])
-            except (json.JSONDecodeError, KeyError, TypeError):
+                found.add(_episode_id_and_failed(path, number, text)[0])
+            except json.JSONDecodeError:
                 if unterminated:
                     continue  # the line being written when the run was killed; it will be redone
-                message = f"{path}: a line without a trajectory id; run `prefbuild validate {path}`"
-                raise PrefbuildError(message) from None
+                raise PrefbuildError(f"{path}:{number}: not valid JSON; run `prefbuild validate {path}`") from None
     return found
+
+
+def set_aside_failed_episodes(run_dir: Path) -> int:
+    """Move episodes that ended with ``stop_reason=error`` to ``trajectories/failed/`` so they are played again.
+
+    The failed records are kept (appended to ``trajectories/failed/<file>``, each line once, for the
+    audit trail) and removed from the trajectory file, so the new attempt replaces them in the final
+    files. Both files are rewritten atomically; a kill between the two steps only repeats the move.
+
+    Args:
+        run_dir: a run directory.
+
+    Returns:
+        How many failed episodes were set aside.
+
+    Example:
+        >>> set_aside_failed_episodes(Path("/nonexistent"))
+        0
+    """
+    moved = 0
+    for path in trajectory_files(run_dir):
+        kept: list[str] = []
+        failed: list[str] = []
+        for number, text, unterminated in iter_lines(path):
+            line = text if text.endswith("\n") else text + "\n"
+            try:
+                is_failed = _episode_id_and_failed(path, number, text)[1]
+            except json.JSONDecodeError:
+                if unterminated:
+                    continue  # a cut-off line: dropped, its episode is redone
+                raise PrefbuildError(f"{path}:{number}: not valid JSON; run `prefbuild validate {path}`") from None
+            (failed if is_failed else kept).append(line)
+        if not failed:
+            continue
+        audit = run_dir / TRAJECTORIES / FAILED / path.name
+        earlier = audit.read_text(encoding="utf-8").splitlines(keepends=True) if audit.is_file() else []
+        known = set(earlier)
+        atomic_write_text(audit, "".join(earlier + [line for line in failed if line not in known]))
+        atomic_write_text(path, "".join(kept))
+        moved += len(failed)
+    return moved
 
 
 @dataclass(frozen=True)

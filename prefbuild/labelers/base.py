@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from prefbuild.errors import PrefbuildError, describe_validation_error
 from prefbuild.records import Label, Step, Trajectory
@@ -48,6 +48,8 @@ def params_model(name: str, defaults: Mapping[str, Any]) -> type[BaseModel]:
         annotation: Any = type(value) if value is not None else Any
         if isinstance(value, float):
             annotation = float
+            if key.endswith("confidence"):  # a confidence is a probability
+                annotation = Annotated[float, Field(ge=0.0, le=1.0)]
         elif isinstance(value, list | tuple):
             annotation = list[str]
         fields[key] = (annotation, value)

@@ -27,6 +27,8 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import ClassVar
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import entities
@@ -146,6 +148,15 @@ class LoopLabeler(Labeler):
         "max_cycle": 10,  # longest script / lap (in steps) compared for replays
         "thoughts": True,  # identical thoughts are repeats too
     }
+
+    class Params(BaseModel):
+        """Loop parameters with their bounds (``loop.k=-3`` is refused, not read as 2)."""
+
+        model_config = ConfigDict(extra="forbid")
+        k: int = Field(default=2, ge=2, description="Occurrence from which a stagnant repeat is labelled (2 = the "
+                       "first repeat).")
+        max_cycle: int = Field(default=10, ge=2, description="Longest script / lap (in steps) compared for replays.")
+        thoughts: bool = Field(default=True, description="Identical thoughts are repeats too.")
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         steps = trajectory.steps

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from prefbuild.envs import Env, EnvTask, Protocol, make_env
+from prefbuild.recipe import expand_placeholders
 from prefbuild.records import TaskInfo, Trajectory
 
 
@@ -63,7 +64,7 @@ def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: s
 
 def task_for(trajectory: Trajectory) -> EnvTask:
     """The env task a trajectory was played on, regenerated from its ``TaskInfo``."""
-    options = json.dumps(trajectory.env.options, sort_keys=True)
+    options = json.dumps(expand_placeholders(trajectory.env.options), sort_keys=True)
     return _resolve(trajectory.env.name, trajectory.env.dialect, options, trajectory.task.model_dump_json())
 
 
@@ -71,7 +72,8 @@ def replay(trajectory: Trajectory, upto: int, protocol: Protocol | None = None) 
     """A fresh env in the state the episode was in just before step ``upto`` (0 = after reset)."""
     if not 0 <= upto <= len(trajectory.steps):
         raise ReplayError(f"trajectory {trajectory.id} has no step {upto}")
-    env = make_env(trajectory.env.name, dialect=trajectory.env.dialect, options=trajectory.env.options)
+    env = make_env(trajectory.env.name, dialect=trajectory.env.dialect,
+                   options=expand_placeholders(trajectory.env.options))
     env.reset(task_for(trajectory))
     for step in trajectory.steps[:upto]:
         if step.action is None:

@@ -34,6 +34,7 @@ from prefbuild.records import (
 )
 from prefbuild.rollout.plan import Episode, env_for
 from prefbuild.rollout.tools import request_tools, turn_calls, updated_tools
+from prefbuild.secrets import mask as redact
 from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import build_sampling
 from prefbuild.tooluse.hermes import render_tool_turn
@@ -222,6 +223,13 @@ class EpisodeRunner:
             outcome = outcome.model_copy(update={"progress": _optional(env.progress, episode, "progress")})
         return self._trajectory(episode, prefix, steps, outcome, usage, tools)
 
+    def _recorded_options(self, episode: Episode) -> dict[str, Any]:
+        """The env options as recorded: ``${VAR}`` placeholders, not resolved secrets."""
+        for index, section in enumerate(self.recipe.envs):
+            if section is episode.env:
+                return dict(self.recipe.recorded("env", index, "options"))
+        return dict(episode.env.options)
+
     def _trajectory(
         self,
         episode: Episode,
@@ -239,12 +247,12 @@ class EpisodeRunner:
                 name=episode.env.name,
                 dialect=episode.env.dialect,
                 protocol=episode.env.protocol,
-                options=dict(episode.env.options),
+                options=self._recorded_options(episode),
             ),
             teacher=TeacherInfo(
                 backend=recipe.teacher.backend,
                 model=self.teacher.model or recipe.teacher.model,
-                sampling=recipe.teacher.sampling.model_dump(mode="json", exclude_none=True),
+                sampling=recipe.recorded("teacher", "sampling"),  # ${VAR} placeholders, never their values
             ),
             sample_index=episode.sample_index,
             messages=list(prefix),
@@ -270,7 +278,7 @@ def _merge_facts(parsed: StepFacts, from_env: StepFacts) -> StepFacts:
 
 
 def _error_outcome(text: str) -> Outcome:
-    return Outcome(success=False, stop_reason=StopReason.error, error=text[:2000])
+    return Outcome(success=False, stop_reason=StopReason.error, error=redact(text)[:2000])
 
 
 def _optional(function: Callable[[], Any], episode: Episode, hook: str) -> Any:

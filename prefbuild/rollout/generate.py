@@ -24,6 +24,7 @@ from prefbuild.io.rundir import (
     iter_trajectories,
     prepare_run_dir,
     read_manifest,
+    set_aside_failed_episodes,
     write_manifest,
 )
 from prefbuild.recipe import LoadedRecipe, Recipe
@@ -42,6 +43,7 @@ class GenerateResult:
     run_dir: Path
     stats: RolloutStats
     planned: int
+    retried: int = 0
 
 
 def teacher_settings(recipe: Recipe, run_dir: Path) -> dict[str, Any]:
@@ -75,8 +77,10 @@ def build_teacher(recipe: Recipe, run_dir: Path) -> Teacher:
 
 
 async def _generate_async(
-    recipe: Recipe, run_dir: Path, shard: Shard | None, limit: int | None, quiet: bool, teacher: Teacher | None
+    recipe: Recipe, run_dir: Path, shard: Shard | None, limit: int | None, quiet: bool, teacher: Teacher | None,
+    keep_failed: bool = False,
 ) -> GenerateResult:
+    retried = 0 if keep_failed else set_aside_failed_episodes(run_dir)
     done_ids = finished_episode_ids(run_dir)
     positions: dict[str, int] = {}
     skipped_items: list[str] = []
@@ -115,7 +119,7 @@ async def _generate_async(
             await teacher.close()
         order_file(path, positions)
         update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
-    return GenerateResult(run_dir, stats, len(positions))
+    return GenerateResult(run_dir, stats, len(positions), retried)
 
 
 def _file_counts(run_dir: Path) -> dict[str, int]:
@@ -155,8 +159,13 @@ def generate(
     quiet: bool = False,
     new: bool = False,
     teacher: Teacher | None = None,
+    keep_failed: bool = False,
 ) -> GenerateResult:
-    """Generate (or resume) a recipe's trajectories into its run directory."""
+    """Generate (or resume) a recipe's trajectories into its run directory.
+
+    Episodes already on disk are skipped, except those that ended with ``stop_reason=error``:
+    they are set aside under ``trajectories/failed/`` and played again, unless ``keep_failed``.
+    """
     recipe = loaded.recipe
     parsed_shard = Shard.parse(shard) if shard else None
     if limit is not None and limit < 1:
@@ -164,7 +173,7 @@ def generate(
     run_dir = prepare_run_dir(loaded, Path(out) if out else recipe.run_dir(), new=new,
                               shard=str(parsed_shard) if parsed_shard else None)
     try:
-        return asyncio.run(_generate_async(recipe, run_dir, parsed_shard, limit, quiet, teacher))
+        return asyncio.run(_generate_async(recipe, run_dir, parsed_shard, limit, quiet, teacher, keep_failed))
     except KeyError as error:  # unknown env / protocol names from the registry
         raise PrefbuildError(str(error.args[0]) if error.args else str(error)) from None
 

@@ -116,8 +116,12 @@ def planned_count(recipe: Recipe, shard: Shard | None = None, limit: int | None 
     total = 0
     position = 0
     for env_config in recipe.envs:
-        for _ in range(env_config.num_tasks):
-            if shard is None or position % shard.count == shard.index:
-                total += env_config.samples_per_task
-            position += 1
+        end = position + env_config.num_tasks
+        if shard is None:
+            tasks = env_config.num_tasks
+        else:  # positions p in [position, end) with p % count == index, counted in O(1)
+            first = position + (shard.index - position) % shard.count
+            tasks = len(range(first, end, shard.count))
+        total += tasks * env_config.samples_per_task
+        position = end
     return min(total, limit) if limit is not None else total

@@ -22,7 +22,7 @@ NOTHING_HAPPENS = "Nothing happens."
 BANNER = "-= Welcome to TextWorld, ALFRED! =-"
 START_LOOK = "You are in the middle of a room. Looking quickly around you, you see nothing."
 HELP_TEXT = (
-    "\nAvailable commands:\n"
+    "Available commands:\n"
     "  look:                             look around your current location\n"
     "  inventory:                        check your current inventory\n"
     "  go to (receptacle):               move to a receptacle\n"
@@ -83,11 +83,12 @@ class CompiledScene:
         self.goto_at: dict[int, list[str]] = {
             loc: sorted(self.cmd_goto[i] for i in range(len(receps)) if self.r_loc[i] != loc) for loc in self.loc_receps
         }
-        self.facing: dict[int, str] = {
-            loc: f"You are facing the {join_list([self.r_name[i] for i in idx])}. Next to it, you see nothing."
+        self.facing_prefix: dict[int, str] = {
+            loc: f"You are facing the {join_list([self.r_name[i] for i in idx])}. Next to it, you see "
             for loc, idx in self.loc_receps.items()
             if idx
         }
+        self.facing: dict[int, str] = {loc: prefix + "nothing." for loc, prefix in self.facing_prefix.items()}
         self.r_by_type: dict[str, list[int]] = {}
         for i, t in enumerate(self.r_type):
             self.r_by_type.setdefault(t, []).append(i)
@@ -179,6 +180,9 @@ class Engine:
         self.sliced = [False] * n_obj
         self.won = False
         self.version = 0
+        # The engine's "not in receptacle R" facts: (object, receptacle) after `take O from R`,
+        # cleared only by putting O into that same R; `look` lists them (spec section 5, look).
+        self.taken_from: frozenset[tuple[int, int]] = frozenset()
         self._admissible: list[str] | None = None
 
     def snapshot(self) -> Snapshot:
@@ -186,12 +190,14 @@ class Engine:
             (
                 self.loc, self.held, self.where[:], [list(x) for x in self.contents], self.opened[:], self.seen[:],
                 self.hot[:], self.cool[:], self.clean[:], self.toggled[:], self.sliced[:], self.won, self.version,
+                self.taken_from,
             )
         )  # fmt: skip
 
     def restore(self, snapshot: Snapshot) -> None:
-        (loc, held, where, contents, opened, seen, hot, cool, clean, toggled, sliced, won, version) = snapshot.values
-        self.loc, self.held, self.won, self.version = loc, held, won, version
+        (loc, held, where, contents, opened, seen, hot, cool, clean, toggled, sliced, won, version,
+         taken_from) = snapshot.values
+        self.loc, self.held, self.won, self.version, self.taken_from = loc, held, won, version, taken_from
         self.where, self.contents = where[:], [list(x) for x in contents]
         self.opened, self.seen = opened[:], seen[:]
         self.hot, self.cool, self.clean, self.toggled, self.sliced = hot[:], cool[:], clean[:], toggled[:], sliced[:]
@@ -289,7 +295,23 @@ class Engine:
         return f"There's nothing special about {name}."
 
     def look(self) -> str:
-        return self.c.facing.get(self.loc, START_LOOK)
+        """``look``: the receptacles faced and, after the engine's quirk, objects taken from one of them
+        that now lie at this location in another one (once per receptacle they were taken from)."""
+        c = self.c
+        if self.loc not in c.facing:
+            return START_LOOK
+        here = c.loc_receps[self.loc]
+        if len(here) < 2 or not self.taken_from:
+            return c.facing[self.loc]
+        listed = [
+            c.o_article[o]
+            for o in range(len(c.o_name))
+            for r in here
+            if (o, r) in self.taken_from and self.where[o] >= 0 and c.r_loc[self.where[o]] == self.loc
+        ]
+        if not listed:
+            return c.facing[self.loc]
+        return f"{c.facing_prefix[self.loc]}{join_list(listed)}."
 
     # --- admissible commands -----------------------------------------------------------------
 
@@ -403,6 +425,7 @@ class Engine:
         self.contents[r].remove(o)
         self.where[o] = -1
         self.held = o
+        self.taken_from = self.taken_from | {(o, r)}
         self._changed()
         return f"You pick up the {o_name} from the {r_name}."
 
@@ -416,6 +439,7 @@ class Engine:
         self.contents[r].append(o)
         self.where[o] = r
         self.held = -1
+        self.taken_from = self.taken_from - {(o, r)}
         self._changed()
         return True
 

@@ -13,7 +13,13 @@ from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.household.engine import DIALECTS, Engine, Snapshot
 from prefbuild.envs.household.expert import DEFAULT_LIMIT, EXPERTS, ORACLE, expert_action, plan_length
 from prefbuild.envs.household.protocols import PROTOCOLS
-from prefbuild.envs.household.tasks import HouseholdTask, check_split, iter_tasks, resolve_task_types
+from prefbuild.envs.household.tasks import (
+    HouseholdTask,
+    check_split,
+    generate_task,
+    iter_tasks,
+    resolve_task_types,
+)
 from prefbuild.records import StepFacts, TaskInfo
 
 INTROS: tuple[str, ...] = ("benchmark", "raw")
@@ -86,6 +92,18 @@ class HouseholdEnv(Env):
         if n < 0:
             raise ValueError(f"household: n must be >= 0, got {n}")
         return (EnvTask(info=task_info(t), payload=t) for t in iter_tasks(split, n, seed, task_types))
+
+    def task_at(self, split: str, index: int, seed: int) -> EnvTask:
+        """Task ``index`` of ``split`` directly (tasks are pure functions of split, seed and index),
+        so ``envs play --index 99999999`` builds one task, not a hundred million.
+
+        Example:
+            >>> HouseholdEnv().task_at("train", 5, 0).info.id == list(HouseholdEnv().tasks("train", 6, 0))[5].info.id
+            True
+        """
+        check_split(split)
+        task = generate_task(split, seed, index)
+        return EnvTask(info=task_info(task), payload=task)
 
     # --- episode -----------------------------------------------------------------------------
 

@@ -80,6 +80,11 @@ class SqlEnv(Env):
     name: ClassVar[str] = "sql"
     dialects: ClassVar[tuple[str, ...]] = ("mysql",)
     protocols: ClassVar[dict[str, type[Protocol]]] = {"dbbench": DBBenchProtocol}
+    # What `prefbuild envs play sql` says a typed line must look like (an action, not a model turn).
+    action_format: ClassVar[str] = (
+        "one line 'Operation: <SQL statement>' to run SQL, or 'Answer: <final answer>' to answer "
+        '(e.g. Operation: SELECT * FROM t; / Answer: ["x"]); anything else ends the episode, as in the benchmark'
+    )
 
     def __init__(
         self,
