@@ -32,11 +32,11 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_dpo_trl import load_pairs_dataset, train  # noqa: E402
+from train_dpo_trl import load_pairs_dataset, train
 
-from prefbuild import api  # noqa: E402
-from prefbuild.eval.views import comparison_table, evaluation_table  # noqa: E402
-from prefbuild.io.rundir import RECIPE, trajectory_files  # noqa: E402
+from prefbuild import api
+from prefbuild.eval.views import comparison_table, evaluation_table
+from prefbuild.io.rundir import RECIPE, trajectory_files
 
 
 @dataclass
@@ -60,10 +60,12 @@ class Settings:
     max_length: int = 2048
     lora: bool = True
     max_pairs: int | None = None
+    overrides: tuple[str, ...] = ()
 
 
 def env_overrides(settings: Settings) -> list[str]:
-    return [f"env.max_steps={settings.max_steps}"]
+    """Recipe overrides every stage shares (the held-out and training episodes are played alike)."""
+    return [f"env.max_steps={settings.max_steps}", *settings.overrides]
 
 
 def evaluate(settings: Settings, model: str, name: str) -> Any:
@@ -94,6 +96,8 @@ def build_pairs(settings: Settings, expert: str) -> Path:
     pairs = out / f"pairs-{expert}.jsonl"
     recipe = api.load(settings.recipe, overrides)
     counts = api.pair([labelled], pairs, recipe=recipe)
+    if not counts.kept:
+        raise SystemExit(f"no pairs from {run_dir}: the model made no labelled mistake the expert could fix")
     print(f"pairs ({expert} chosen): {counts.kept} from {counts.as_dict()['trajectories']} episodes; "
           f"by reason {counts.as_dict()['by_reason']}", flush=True)
     return pairs
@@ -116,7 +120,8 @@ def train_policy(settings: Settings, pairs: Path, expert: str) -> Path:
     )
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     if losses:
-        print(f"DPO ({expert}): {trainer.state.global_step} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
+        steps = trainer.state.global_step
+        print(f"DPO ({expert}): {steps} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
     policy = trainer.model.merge_and_unload() if settings.lora else trainer.model
     policy.save_pretrained(merged)
     trainer.processing_class.save_pretrained(merged)
@@ -143,8 +148,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-length", type=int, default=defaults.max_length)
     parser.add_argument("--full", action="store_true", help="train every weight instead of a LoRA adapter")
     parser.add_argument("--max-pairs", type=int, default=None, help="at most this many pairs per failure mode")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="recipe override for every stage (repeatable), e.g. env.protocol_options.fewshot=false")
     args = parser.parse_args(argv)
-    settings = Settings(**{key: value for key, value in vars(args).items() if key != "full"}, lora=not args.full)
+    options = {key: value for key, value in vars(args).items() if key not in ("full", "overrides")}
+    settings = Settings(**options, lora=not args.full, overrides=tuple(args.overrides))
     experts = ["searcher", "oracle"] if settings.expert == "both" else [settings.expert]
 
     base = evaluate(settings, settings.model, "eval-base")
