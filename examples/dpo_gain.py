@@ -51,6 +51,7 @@ class Settings:
     train_tasks: int = 40
     samples: int = 1
     max_steps: int = 8
+    train_max_steps: int | None = None
     expert: str = "searcher"
     chosen: str = "template"
     dpo_steps: int = 200
@@ -82,6 +83,7 @@ def build_pairs(settings: Settings, expert: str) -> Path:
     strategy = json.dumps([{"name": "stepwise", "params": {"chosen": settings.chosen, "expert": expert}}])
     overrides = [
         *env_overrides(settings),
+        *([f"env.max_steps={settings.train_max_steps}"] if settings.train_max_steps else []),
         f"env.num_tasks={settings.train_tasks}",
         f"teacher.backend={settings.backend}",
         f"teacher.model={settings.model}",
@@ -139,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train-tasks", type=int, default=defaults.train_tasks, help="training tasks played for pairs")
     parser.add_argument("--samples", type=int, default=defaults.samples, help="held-out episodes per task (pass@k)")
     parser.add_argument("--max-steps", type=int, default=defaults.max_steps, help="steps per episode")
+    parser.add_argument("--train-max-steps", type=int, default=None,
+                        help="steps per training episode (default: --max-steps); pairs come from these steps")
     parser.add_argument("--expert", default=defaults.expert, choices=["searcher", "oracle", "both"])
     parser.add_argument("--chosen", default=defaults.chosen, choices=["action", "template"])
     parser.add_argument("--dpo-steps", type=int, default=defaults.dpo_steps)
