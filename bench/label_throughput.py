@@ -56,12 +56,12 @@ def run_one(path: Path) -> None:
     ``label_trajectory`` alone, measured in the same single pass (caches as cold as in real use).
     """
     sys.path.insert(0, str(ROOT))
-    from prefbuild.cli.label import LabelStats
     from prefbuild.io.sources import atomic_writer, read_trajectories
     from prefbuild.labelers import build_labelers, label_trajectory
+    from prefbuild.labelers.stage import LabelCounts
 
     labelers = build_labelers(None, env=None)
-    stats = LabelStats()
+    stats = LabelCounts()
     labelling = 0.0
     wall, cpu = time.perf_counter(), time.process_time()
     with atomic_writer(path.with_suffix(".labelled.jsonl")) as writer:

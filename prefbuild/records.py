@@ -44,6 +44,7 @@ class FailureMode(StrEnum):
     wrong_answer = "wrong_answer"
     overlong = "overlong"
     task_failure = "task_failure"
+    phantom_object = "phantom_object"
 
 
 _MODE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -178,6 +179,9 @@ class SqlFacts(Record):
         default=None, description="What the grader expected: the label (queries) or the table hash (mutations)."
     )
     table_hash: str | None = Field(default=None, description="Hash of the final table, for mutation items.")
+    answer_seen: bool | None = Field(
+        default=None, description="Every value of the final answer appeared in some earlier reply; False = unseen."
+    )
 
 
 class ToolCallFacts(Record):
@@ -409,6 +413,16 @@ def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
     The prefix (system prompt, few-shot turns) is followed by one observation turn and one
     assistant turn per earlier step, then the observation of ``step_index``. Protocols that
     truncate history record the visible window in ``Step.facts.history_start``.
+
+    Args:
+        trajectory: a recorded episode.
+        step_index: the step whose prompt to rebuild.
+
+    Returns:
+        The message list, byte for byte what the teacher received.
+
+    Example:
+        >>> # prompt_messages(trajectory, 3)[-1].content == trajectory.steps[3].observation
     """
     if not 0 <= step_index < len(trajectory.steps):
         raise IndexError(f"trajectory {trajectory.id} has no step {step_index}")

@@ -48,6 +48,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "alfworld": "prefbuild.envs.alfworld.env:AlfworldEnv",
         "code": "prefbuild.envs.code.env:CodeEnv",
         "bfcl": "prefbuild.envs.bfcl.env:BfclEnv",
+        "tau2": "prefbuild.envs.tau2.env:Tau2Env",
     },
     "teachers": {
         "openai": "prefbuild.teachers.factories:openai_teacher",
@@ -62,6 +63,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "verbose_filler": "prefbuild.labelers.verbose_filler:VerboseFillerLabeler",
         "format_violation": "prefbuild.labelers.format_violation:FormatViolationLabeler",
         "invalid_action": "prefbuild.labelers.invalid_action:InvalidActionLabeler",
+        "phantom_object": "prefbuild.labelers.phantom_object:PhantomObjectLabeler",
         "sql_error": "prefbuild.labelers.sql.labelers:SqlErrorLabeler",
         "wrong_answer": "prefbuild.labelers.sql.labelers:SqlWrongAnswerLabeler",
         "sql_premature_success": "prefbuild.labelers.sql.labelers:SqlPrematureSuccessLabeler",

@@ -8,6 +8,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 pytest_plugins = [
+    "tests.plugins.fault_server",
     "tests.plugins.hub_server",
     "tests.plugins.vllm_server",
 ]

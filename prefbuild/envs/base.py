@@ -146,7 +146,17 @@ class Protocol(ABC):
 
 
 class Env(ABC):
-    """A text environment. One instance plays one episode at a time; create one per episode."""
+    """A text environment. One instance plays one episode at a time; create one per episode.
+
+    Example:
+        >>> from prefbuild.envs import make_env
+        >>> env = make_env("household")
+        >>> task = next(env.tasks("train", 1, seed=0))
+        >>> observation, info = env.reset(task)
+        >>> result = env.step(env.expert_action())
+        >>> result.valid, result.done
+        (True, False)
+    """
 
     name: ClassVar[str]
     dialects: ClassVar[tuple[str, ...]] = ()
@@ -156,15 +166,39 @@ class Env(ABC):
     def tasks(
         self, split: str, n: int, seed: int, task_types: Sequence[str] | None = None
     ) -> Iterator[EnvTask]:
-        """Deterministic: the same (split, n, seed, task_types) yields the same tasks."""
+        """The first ``n`` tasks of ``split``, generated lazily.
+
+        Args:
+            split: a task split (``train``, ``test``, an env-specific one).
+            n: how many tasks.
+            seed: the recipe seed; the same arguments always yield the same tasks.
+            task_types: only these task types, where the env has several.
+
+        Returns:
+            An iterator of ``EnvTask``; build each task only when it is asked for.
+        """
 
     @abstractmethod
     def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
-        """Start an episode; returns the first observation and info."""
+        """Start an episode on ``task``.
+
+        Args:
+            task: one of this env's tasks.
+
+        Returns:
+            The first observation and a dict of display extras.
+        """
 
     @abstractmethod
     def step(self, action: str) -> StepResult:
-        """Apply one action; never raises on any action string."""
+        """Apply one action; never raises on any action string.
+
+        Args:
+            action: the command (the protocol's parsed action, as the harness executes it).
+
+        Returns:
+            A ``StepResult``: the reply, reward, done, validity and typed ``StepFacts``.
+        """
 
     def expert_action(self) -> str | None:
         """A good next action from the current state, or None where the env has no oracle."""

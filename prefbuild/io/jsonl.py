@@ -65,6 +65,11 @@ def read_records(
     if not Path(path).is_file():
         raise RecordError(path, 0, "", "no such file")
     for number, text, unterminated in iter_lines(path):
+        try:  # the fast path: pydantic parses and validates the JSON text in one pass
+            yield model.model_validate_json(text)
+            continue
+        except ValidationError:
+            pass  # located below, with the JSON and the record errors told apart
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as error:
@@ -145,15 +150,17 @@ class JsonlWriter:
     """Append records to a JSONL file, one per line, flushed (and optionally fsynced) per record.
 
     Opening repairs a truncated last line left by a crash, so the file stays valid JSONL.
+    ``flush=False`` suits files renamed into place only when complete (``atomic_path``): a
+    killed writer leaves nothing there to resume, so per-record flushes would buy nothing.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, flush: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.repaired_bytes = _repair_tail(self.path)
         self._fsync = fsync
         self._handle: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self._writer = jsonlines.Writer(self._handle, flush=True, compact=True, dumps=self._dumps)
+        self._writer = jsonlines.Writer(self._handle, flush=flush, compact=True, dumps=self._dumps)
 
     @staticmethod
     def _dumps(record: object) -> str:

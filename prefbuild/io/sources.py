@@ -103,5 +103,5 @@ def _external(record: Any, fmt: str, where: str, source: str, model: str, number
 @contextmanager
 def atomic_writer(path: str | Path) -> Iterator[JsonlWriter]:
     """A JSONL writer whose file replaces ``path`` only when the block ends without error."""
-    with atomic_path(path) as temporary, JsonlWriter(temporary) as writer:
+    with atomic_path(path) as temporary, JsonlWriter(temporary, flush=False) as writer:
         yield writer

@@ -20,6 +20,7 @@ from prefbuild.labelers.format_violation import FormatViolationLabeler
 from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
 from prefbuild.labelers.invalid_action import InvalidActionLabeler
 from prefbuild.labelers.loop import LoopLabeler
+from prefbuild.labelers.phantom_object import PhantomObjectLabeler
 from prefbuild.labelers.premature_success import PrematureSuccessLabeler
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
 from prefbuild.records import Label, Trajectory
@@ -43,6 +44,7 @@ BUILTIN_LABELERS: dict[str, type[Labeler]] = {
         VerboseFillerLabeler,
         FormatViolationLabeler,
         InvalidActionLabeler,
+        PhantomObjectLabeler,
     )
 }
 

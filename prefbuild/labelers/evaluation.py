@@ -27,7 +27,7 @@ from prefbuild.labelers import build_labelers, label_trajectory
 from prefbuild.labelers.base import Labeler
 from prefbuild.records import FailureMode, Trajectory
 
-PHANTOM_OBJECT = "phantom_object"
+PHANTOM_OBJECT = FailureMode.phantom_object.value
 SCORED_MODES: tuple[str, ...] = (
     FailureMode.loop.value,
     FailureMode.premature_success.value,

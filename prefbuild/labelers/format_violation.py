@@ -7,6 +7,11 @@ the tolerances it applied in ``Step.normalized`` and its complaints in
 ``Step.facts.problems``. This labeler reports them; with ``reparse`` it parses every
 turn again with the env's current protocol, for trajectories written by an older or a
 more lenient parser.
+
+Some tolerances hide what the benchmark itself would misread: AgentBench matches the
+command text as written, so ``**heat bread 1 with microwave 1**`` is not the command.
+Normalisations named in ``violating_normalizations`` (markdown by default) are violations;
+harmless ones (a capital letter, a trailing period, ReAct's ``> `` marker) are not.
 """
 
 from __future__ import annotations
@@ -43,10 +48,11 @@ class FormatViolationLabeler(Labeler):
 
     name: ClassVar[str] = "format_violation"
     mode: ClassVar[str] = FailureMode.format_violation.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     defaults: ClassVar[dict[str, object]] = {
         "reparse": False,  # parse every turn again with the env's current protocol
         "normalized_is_violation": False,  # also label turns the parser accepted after normalising them
+        "violating_normalizations": ["markdown"],  # normalisations (substrings) that are violations anyway
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -68,7 +74,10 @@ class FormatViolationLabeler(Labeler):
             if self.config["reparse"]:
                 format_ok = format_ok and parsed.format_ok
                 normalized = list(dict.fromkeys([*normalized, *parsed.normalized]))
-        flagged = not format_ok or (bool(normalized) and self.config["normalized_is_violation"])
+        serious = [
+            note for note in normalized if any(part in note for part in self.config["violating_normalizations"])
+        ]
+        flagged = not format_ok or bool(serious) or (bool(normalized) and self.config["normalized_is_violation"])
         if not flagged:
             return None
         parts = [f"{trajectory.env.protocol} format: " + ("; ".join(problems) or "not the exact protocol format")]
@@ -76,4 +85,4 @@ class FormatViolationLabeler(Labeler):
             parts.append("parser normalised: " + ", ".join(normalized))
         if step.action is None:
             parts.append("no action could be parsed")
-        return self.make_label(step, 1.0 if not step.format_ok else 0.9, "; ".join(parts))
+        return self.make_label(step, 1.0 if not format_ok else 0.9, "; ".join(parts))

@@ -114,9 +114,12 @@ def _entities_cached(text: str) -> frozenset[str]:
     return _entities(text)
 
 
+_NAME_RE = re.compile(r"\b[a-z]+ \d+\b")
+
+
 def _entities(text: str) -> frozenset[str]:
-    lowered = text.lower()
-    return frozenset(f"{kind} {number}" for kind, number in ENTITY_RE.findall(lowered) if kind not in _NOT_ENTITIES)
+    names = set(_NAME_RE.findall(text.lower()))
+    return frozenset(name for name in names if name[: name.index(" ")] not in _NOT_ENTITIES)
 
 
 def entity_type(name: str) -> str:

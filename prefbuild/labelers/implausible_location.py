@@ -7,13 +7,16 @@ exactly the habit a preference pair can push down. Moves that the task itself ne
 never labelled: the target receptacle, the task's appliance (sinkbasin / microwave /
 fridge), the place where a lamp or the object was seen, and anything after the object is
 in hand.
+
+The ALFRED table is graded (``placement``): a clearly odd place (an egg on the toilet) is
+labelled; a conceivable one the table forbids (an apple in a cabinet) only with
+``conceivable: true``, at ``conceivable_confidence``.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from prefbuild.envs.household.priors import is_plausible
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_text import (
     command_target,
@@ -22,7 +25,10 @@ from prefbuild.labelers.household_text import (
     object_locations,
     task_goal,
 )
-from prefbuild.records import FailureMode, Label, Trajectory
+from prefbuild.labelers.phantom_object import claimed_take
+from prefbuild.labelers.placement import placement
+from prefbuild.labelers.text import canonical_command, task_observation
+from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 _LAMPS = ("desklamp", "floorlamp")
 
@@ -32,46 +38,67 @@ class ImplausibleLocationLabeler(Labeler):
 
     name: ClassVar[str] = "implausible_location"
     mode: ClassVar[str] = FailureMode.implausible_location.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     envs: ClassVar[tuple[str, ...]] = ("household",)
     defaults: ClassVar[dict[str, object]] = {
         "verbs": ["go to", "open"],  # which commands count as exploring a receptacle
         "exempt": [],  # receptacle types never labelled (in addition to the task's own)
+        "conceivable": False,  # also label places the ALFRED table forbids but a person might try
+        "conceivable_confidence": 0.4,
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         if not trajectory.steps:
             return []
-        goal = task_goal(trajectory.task, trajectory.steps[0].observation)
+        first = task_observation(trajectory.steps[0].observation)
+        goal = task_goal(trajectory.task, first)
         if goal is None:
             return []
         verbs = set(self.config["verbs"])
         exempt = {goal.receptacle, *self.config["exempt"]}
         if goal.appliance:
             exempt.add(goal.appliance)
+        wanted = ("odd", "conceivable") if self.config["conceivable"] else ("odd",)
+        candidates = {
+            target[1]
+            for step in trajectory.steps
+            if step.action and (target := command_target(step.action)) is not None and target[0] in verbs
+        }
+        if not any(
+            entity_type(name) not in exempt and placement(goal.obj, entity_type(name)) in wanted for name in candidates
+        ):
+            return []  # no exploring move to a place this labeler could flag
         known: set[str] = set()  # receptacles where the goal object or the task's lamp was seen
         holding: str | None = None
+        believed: str | None = None  # what the agent says it took, confirmed or not (errands are not searches)
         labels: list[Label] = []
-        for item, receptacle in object_locations(trajectory.steps[0].observation):
+        for item, receptacle in object_locations(first):
             if entity_type(item) in (goal.obj, goal.receptacle):
                 known.add(receptacle)
         for step in trajectory.steps:
+            believed = _believed_after(step, believed)
             target = command_target(step.action) if step.action else None
-            if target is not None and holding is None:
+            if target is not None and holding is None and believed is None:
                 verb, receptacle = target
                 kind = entity_type(receptacle)
+                grade = placement(goal.obj, kind)
                 if (
                     verb in verbs
                     and kind not in exempt
                     and receptacle not in known
-                    and not is_plausible(goal.obj, kind)
+                    and (grade == "odd" or (grade == "conceivable" and self.config["conceivable"]))
                 ):
+                    odd = grade == "odd"
                     labels.append(
                         self.make_label(
                             step,
-                            0.9,
+                            0.9 if odd else float(self.config["conceivable_confidence"]),
                             f"searching for {_a(goal.obj)} (hand empty), the agent chose '{verb} {receptacle}'; "
-                            f"{_a(kind)} cannot hold {_a(goal.obj)}",
+                            + (
+                                f"{_a(kind)} is a clearly odd place for {_a(goal.obj)}"
+                                if odd
+                                else f"ALFRED never puts {_a(goal.obj)} in {_a(kind)} (conceivable to a person)"
+                            ),
                         )
                     )
             feedback = step.feedback.lower()
@@ -82,6 +109,21 @@ class ImplausibleLocationLabeler(Labeler):
                     known.add(receptacle)
             holding = held_after(step, holding)
         return labels
+
+
+def _believed_after(step: Step, believed: str | None) -> str | None:
+    """The object the agent believes it holds when acting at ``step`` (its take, or "I take X")."""
+    claimed = claimed_take(step.thought)
+    if claimed:
+        return claimed
+    command = canonical_command(step.action)
+    if command is None:
+        return believed
+    if command.startswith("take "):
+        return command.split(" from ", 1)[0][len("take ") :]
+    if command.startswith("put "):
+        return None
+    return believed
 
 
 def _a(noun: str) -> str:

@@ -18,16 +18,15 @@ are thoughts, so neither is labelled here. SQL errors are sql_error's domain.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_text import entities, entity_type, held_after
 from prefbuild.labelers.text import (
+    canonical_command,
     is_completion_claim,
     is_nothing_happens,
-    normalize_action,
     short,
 )
 from prefbuild.records import FailureMode, Label, Step, Trajectory
@@ -38,15 +37,6 @@ _EXAMINE = re.compile(r"^examine ([a-z]+ \d+)$")
 _HOUSEHOLD_VERBS = re.compile(
     r"^(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look|help)\b"
 )
-
-
-@lru_cache(maxsize=4096)
-def canonical_command(action: str | None) -> str | None:
-    """Household command spelling differences a harness forgives: ``put x in y`` = ``put x in/on y``."""
-    text = normalize_action(action)
-    if text is None:
-        return None
-    return re.sub(r"^(put [a-z]+ \d+) (?:in|on|into|onto|in/on) ", r"\1 in/on ", text)
 
 
 class InvalidActionLabeler(Labeler):

@@ -1,145 +1,307 @@
-"""Loops: the agent repeats an action, or replays a whole script of actions, and learns nothing.
+"""Loops: the agent repeats itself and learns nothing.
 
-Small fine-tuned agents rarely loop as A-A-A; they replay a memorised script of 4-10
-commands (fridge -> take -> sink -> clean -> cabinet -> put -> "Task succeeded." -> fridge
-...) until the step limit. So this labeler looks for any block of up to ``max_cycle``
-actions that is immediately replayed, and calls it a loop only when the replay brought
-nothing new: no entity the agent had not seen before, no receptacle looked into for the
-first time. Revisiting a place after learning something is ordinary search, not a loop.
+Real agent loops are stagnation more than exact periodic replays: sweeps of a dozen places
+replayed, laps where one slot varies (go to cabinet N, try to put the mug in cabinet N),
+re-sweeps in another order, an immediate repeat with an identical reply, revisits at any
+distance, and identical thoughts (``think: ...`` turns answered ``OK.``). So a step is a
+loop when it repeats an earlier step and nothing came of either:
 
-Only the repetitions are labelled, never the first occurrence: the first time through
-the script is the behaviour the agent meant; the replays are what DPO should push down.
+* **repeat**: the same *executed* command in canonical form (``move X to Y`` = ``put X in/on
+  Y``; AgentBench's snapped command, not the written one), or the same thought (case and
+  punctuation ignored); or, for laps, a block of up to ``max_cycle`` steps that replays the
+  block before it with one entity swapped for another throughout;
+* **stagnation**: the env's reply brings nothing new (no entity or receptacle content the
+  agent had not seen), and the confirmed state is the one of the earlier occurrence (same
+  object in hand, nothing moved, heated, cooled, cleaned or switched on since).
+
+Returning to a place and then successfully doing something there (fetching the object seen
+there) is purposeful, not a loop. The first occurrence is never labelled, only repeats,
+from the first repeated element on.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from functools import lru_cache
+from itertools import pairwise
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
+    executed_command,
     format_steps,
     is_nothing_happens,
-    normalize_action,
     normalize_text,
     short,
+    task_observation,
 )
-from prefbuild.records import FailureMode, Label, Trajectory
+from prefbuild.records import FailureMode, Label, Step, Trajectory
 
-# "On the desk 1, you see", "The fridge 1 is open. In it, you see", "The cabinet 2 is closed."
-_CONTENTS_RE = re.compile(r"(?:on the ([a-z]+ \d+), you see|the ([a-z]+ \d+) is (?:open|closed))")
+_CONTENTS_RE = re.compile(r"(?:on the ([a-z]+ \d+), you see|the ([a-z]+ \d+) is open\. in it, you see) ([^.]*)")
+_PUNCTUATION = re.compile(r"[^\w\s/]+")
+_ENTITY = re.compile(r"\b[a-z]+ \d+\b")
 
 
-def _info_keys(feedback: str) -> set[Hashable]:
-    """What a feedback text tells the agent: entity names and which receptacles it described.
+def info_keys(feedback: str, state: HouseState | None = None) -> frozenset[Hashable]:
+    """What a reply tells the agent: entity names and the contents it shows of each receptacle.
 
-    Text without any entity (SQL results, tool output) is its own piece of information;
-    "Nothing happens." tells nothing about the world.
+    Text without any entity (SQL results, tool output, ``OK.``) is its own piece of
+    information; "Nothing happens." tells nothing. With ``state``, what the agent moved itself
+    is not news: a receptacle's contents count the objects taken from it as still there and
+    those the agent put there as absent.
+
+    Example:
+        >>> sorted(map(str, info_keys("On the desk 1, you see a pen 2.")))[:2]
+        ["('contents', 'desk 1', frozenset({'pen 2'}))", 'desk 1']
     """
+    plain, contents = _parsed_reply(feedback)
+    if not contents or state is None or not (state.origin or state.where):
+        return plain
+    keys: set[Hashable] = set(plain)
+    for receptacle, items in contents:
+        moved_in = {obj for obj, place in state.where.items() if place == receptacle}
+        taken = {obj for obj, origin in state.origin.items() if origin == receptacle and obj in state.where}
+        adjusted = frozenset((items - moved_in) | taken)
+        if adjusted != items:
+            keys.discard(("contents", receptacle, items))
+            keys.add(("contents", receptacle, adjusted))
+    return frozenset(keys)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, frozenset[str]], ...]]:
+    """The information keys of a reply and the receptacle contents it shows (cached: replies repeat)."""
     if is_nothing_happens(feedback):
-        return set()
+        return frozenset(), ()
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
+    contents: list[tuple[str, frozenset[str]]] = []
     for match in _CONTENTS_RE.finditer(lowered):
-        keys.add(("contents", match.group(1) or match.group(2)))
+        receptacle = match.group(1) or match.group(2)
+        items = entities(match.group(3))
+        contents.append((receptacle, items))
+        keys.add(("contents", receptacle, items))
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
-    return keys
+    return frozenset(keys), tuple(contents)
 
 
-def _minimal_period(block: list[str | None]) -> int:
-    size = len(block)
-    for period in range(1, size):
-        if size % period == 0 and all(block[i] == block[i % period] for i in range(size)):
-            return period
-    return size
+def step_key(step: Step) -> str | None:
+    """What a step did, comparable across steps: the executed command, or ``think: <thought>``."""
+    command = executed_command(step)
+    if command is not None:
+        return command
+    return _thought_key(step.thought) if step.thought else None
+
+
+@lru_cache(maxsize=4096)
+def _thought_key(thought: str) -> str | None:
+    words = normalize_text(_PUNCTUATION.sub(" ", thought))
+    return f"think: {words}" if words else None
+
+
+def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str, str] | None:
+    """The one entity swap (``cabinet 1`` -> ``cabinet 2``) that turns ``earlier`` into ``later``."""
+    swap: tuple[str, str] | None = None
+    for old, new in zip(earlier, later, strict=True):
+        if old is None or new is None:
+            return None
+        if old == new:
+            continue
+        old_names, new_names = _ENTITY.findall(old), _ENTITY.findall(new)
+        if len(old_names) != len(new_names) or _ENTITY.sub("#", old) != _ENTITY.sub("#", new):
+            return None
+        for a, b in zip(old_names, new_names, strict=True):
+            if a == b:
+                continue
+            if swap is None and a.rsplit(" ", 1)[0] == b.rsplit(" ", 1)[0]:
+                swap = (a, b)
+            elif swap != (a, b):
+                return None
+    return swap
+
+
+def _may_repeat(keys: list[str | None]) -> bool:
+    """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked."""
+    present = [key for key in keys if key is not None]
+    if len(set(present)) < len(present):
+        return True
+    masked = [_ENTITY.sub("#", key) if key is not None else None for key in keys]
+    pairs = [(a, b) for a, b in pairwise(masked) if a is not None and b is not None]
+    return len(set(pairs)) < len(pairs)
 
 
 class LoopLabeler(Labeler):
-    """Labels steps that repeat the previous ``k``-1 identical actions or replay a cycle of up to ``max_cycle``."""
+    """Labels steps that repeat an earlier command or thought (or replay a lap with one slot
+    varied) while nothing new was seen and nothing changed."""
 
     name: ClassVar[str] = "loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     defaults: ClassVar[dict[str, object]] = {
-        "k": 3,  # the same action this many times in a row is a loop
-        "max_cycle": 10,  # longest replayed script (in actions) that is looked for
-        "min_cycle_repeats": 2,  # occurrences of a multi-action script (2 = replayed once)
+        "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
+        "max_cycle": 10,  # longest script / lap (in steps) compared for replays
+        "thoughts": True,  # identical thoughts are repeats too
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         steps = trajectory.steps
-        keys = [normalize_action(step.action) for step in steps]
-        k = max(2, int(self.config["k"]))
-        max_cycle = max(1, int(self.config["max_cycle"]))
-        repeats = max(2, int(self.config["min_cycle_repeats"]))
-        positions: dict[str, list[int]] = {}
-        distances: set[int] = set()
-        for j, key in enumerate(keys):
-            if key is None:
-                continue
-            earlier = positions.setdefault(key, [])
-            for previous in reversed(earlier):
-                if j - previous > max_cycle:
-                    break
-                distances.add(j - previous)
-            earlier.append(j)
-        if not distances:
+        if not steps:
             return []
-        novel = self._novelty(trajectory)
+        keys = [step_key(step) for step in steps]
+        if not self.config["thoughts"]:
+            keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
+        if not _may_repeat(keys):
+            return []
+        states, novel, final = self._replay(steps)
         found: dict[int, Label] = {}
-        # A replayed block of length L repeats some action at distance L.
-        for period in sorted(distances):
-            needed = k - 1 if period == 1 else period * (repeats - 1)
-            run_start = None
-            for j in range(period, len(keys) + 1):
-                matched = j < len(keys) and keys[j] is not None and keys[j] == keys[j - period] and not novel[j]
-                if matched and run_start is None:
-                    run_start = j
-                if not matched and run_start is not None:
-                    run = list(range(run_start, j))
-                    run_start = None
-                    block = keys[run[0] - period : run[0]]
-                    if len(run) < needed or _minimal_period(block) != period:
-                        continue
-                    self._add(found, trajectory, period, run, block)
+        self._exact(trajectory, keys, [*states[1:], final], states, novel, found)
+        if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
+            self._replays(keys, novel, found)
+            self._laps(keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
-    def _novelty(trajectory: Trajectory) -> list[bool]:
-        steps = trajectory.steps
-        seen: set[Hashable] = set(entities(steps[0].observation)) if steps else set()
+    def _replay(
+        steps: list[Step],
+    ) -> tuple[list[frozenset[tuple[str, str]]], list[bool], frozenset[tuple[str, str]]]:
+        """The confirmed state before each step, and whether each step brought something new:
+        a reply showing what the agent had not seen, or a state never reached before."""
+        state = HouseState()
+        seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+        visited = {state.key()}
+        states: list[frozenset[tuple[str, str]]] = []
         novel: list[bool] = []
         for step in steps:
-            keys = _info_keys(step.feedback)
-            novel.append(bool(keys - seen))
+            states.append(state.key())
+            state.apply(step.feedback)
+            keys = info_keys(step.feedback, state)
+            reached = state.key()
+            novel.append(bool(keys - seen) or reached not in visited)
+            visited.add(reached)
             seen |= keys
-        return novel
+        return states, novel, state.key()
 
-    def _add(
-        self, found: dict[int, Label], trajectory: Trajectory, period: int, run: list[int], block: list[str | None]
+    @staticmethod
+    def _purposeful(steps: list[Step], keys: list[str | None], novel: list[bool], index: int) -> bool:
+        """A ``go to`` whose next command there (thoughts aside) brought something new: fetching
+        the object seen there, opening it, putting something in."""
+        key = keys[index]
+        if key is None or not key.startswith("go to ") or is_nothing_happens(steps[index].feedback):
+            return False
+        for later in range(index + 1, len(steps)):
+            if steps[later].action is None:
+                continue
+            following = keys[later] or ""
+            return novel[later] and not following.startswith("go to ")
+        return False
+
+    def _exact(
+        self,
+        trajectory: Trajectory,
+        keys: list[str | None],
+        after: list[frozenset[tuple[str, str]]],
+        states: list[frozenset[tuple[str, str]]],
+        novel: list[bool],
+        found: dict[int, Label],
     ) -> None:
-        first = run[0] - period
-        if period == 1:
-            steps = [first, *run]
-            same_feedback = len({normalize_text(trajectory.steps[i].feedback) for i in run}) == 1
-            evidence = (
-                f"same action '{short(block[0] or '', 60)}' at steps {format_steps(steps)} "
-                f"with {'unchanged observation' if same_feedback else 'nothing new seen'}"
+        """Stagnant repeats of one command or thought from one state; with ``k`` occurrences or more,
+        every repeat is labelled."""
+        steps = trajectory.steps
+        needed = max(2, int(self.config["k"]))
+        groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
+        repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
+        positions: dict[str, list[int]] = {}
+        for index, key in enumerate(keys):
+            if key is None:
+                continue
+            group = (key, states[index])
+            if group not in groups:
+                # Nothing changed since an earlier occurrence ended: it joins that one's group.
+                group = next(
+                    ((key, states[i]) for i in positions.get(key, ()) if after[i] == states[index]),
+                    group,
+                )
+            positions.setdefault(key, []).append(index)
+            earlier = groups.setdefault(group, [])
+            if earlier and not novel[index] and not self._purposeful(steps, keys, novel, index):
+                repeats.setdefault(group, []).append(index)
+            earlier.append(index)
+        for (key, _), indices in repeats.items():
+            first = groups[(key, _)][0]
+            if 1 + len(indices) < needed:
+                continue
+            what = "thought" if key.startswith("think: ") else "command"
+            for index in indices:
+                before = [i for i in groups[(key, _)] if i < index]
+                same_reply = normalize_text(steps[before[-1]].feedback) == normalize_text(steps[index].feedback)
+                shown = steps[index].thought if what == "thought" else key
+                evidence = (
+                    f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(before)} with "
+                    f"{'the same reply' if same_reply else 'nothing new seen'}, in the state of step {first} "
+                    "(the same object in hand, the same objects moved or processed as then)"
+                )
+                found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
+
+    def _blocks(
+        self, total: int, found: dict[int, Label], confidence: float, evidence_of: Callable[[int, int], str | None]
+    ) -> None:
+        """Label every block ``[start, start + size)`` (size 2..``max_cycle``) for which
+        ``evidence_of(start, size)`` explains how it replays the block right before it."""
+        longest = max(2, int(self.config["max_cycle"]))
+        for size in range(2, longest + 1):
+            start = size
+            while start + size <= total:
+                evidence = evidence_of(start, size)
+                if evidence is None:
+                    start += 1
+                    continue
+                for index in range(start, start + size):
+                    found.setdefault(index, self.make_label(index, confidence, evidence))
+                start += size
+
+    def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
+        """A block replayed in full right after itself with nothing new in the replay: a memorised
+        script, even where the first run had changed the state."""
+
+        def evidence_of(start: int, size: int) -> str | None:
+            block = range(start, start + size)
+            if any(novel[i] or keys[i] is None or keys[i] != keys[i - size] for i in block):
+                return None
+            if len(set(keys[start - size : start])) < 2:
+                return None
+            script = " -> ".join(f"'{short(keys[i] or '', 30)}'" for i in range(start - size, start)[:3])
+            return (
+                f"steps {format_steps(list(block))} replay the script of steps "
+                f"{format_steps(list(range(start - size, start)))} ({script}{' -> ...' if size > 3 else ''}) "
+                "with nothing new seen"
             )
-            confidence = 0.95 if same_feedback else 0.9
-        else:
-            script = " -> ".join(f"'{short(action or '', 40)}'" for action in block[:4])
-            if period > 4:
-                script += f" -> ... ({period} actions)"
-            times = 1 + len(run) / period
-            evidence = (
-                f"cycle of {period} actions {script} from steps {format_steps(list(range(first, run[0])))} "
-                f"replayed at steps {format_steps(run)} ({times:.1f} times in all) with nothing new seen"
+
+        self._blocks(len(keys), found, 0.9, evidence_of)
+
+    def _laps(
+        self,
+        keys: list[str | None],
+        states: list[frozenset[tuple[str, str]]],
+        novel: list[bool],
+        found: dict[int, Label],
+    ) -> None:
+        """A block that replays the one before it with one entity swapped throughout, from the same
+        state and with nothing new: a lap of a search that learns nothing."""
+
+        def evidence_of(start: int, size: int) -> str | None:
+            block = range(start, start + size)
+            if states[start] != states[start - size] or any(novel[i] for i in block):
+                return None
+            swap = _slot_swap(keys[start - size : start], keys[start : start + size])
+            if swap is None:
+                return None
+            return (
+                f"steps {format_steps(list(block))} replay steps {format_steps(list(range(start - size, start)))} "
+                f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
             )
-            confidence = 0.95 if len(run) >= 2 * period else 0.9
-        for index in run:
-            if index not in found:
-                found[index] = self.make_label(index, confidence, evidence)
+
+        self._blocks(len(keys), found, 0.85, evidence_of)

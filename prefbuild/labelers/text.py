@@ -39,6 +39,62 @@ def normalize_action(action: str | None) -> str | None:
     return text or None
 
 
+_PUT_SPELLINGS = re.compile(r"^(?:put|place) ([a-z]+ \d+) (?:in|on|into|onto|in/on|to) (.+)$")
+_MOVE_SPELLING = re.compile(r"^move ([a-z]+ \d+) (?:to|in|on|into|onto|in/on) (.+)$")
+
+
+@lru_cache(maxsize=4096)
+def canonical_command(action: str | None) -> str | None:
+    """One spelling per household command, so dialects and harmless variants compare equal.
+
+    ``move X to Y``, ``put X in Y``, ``put X on Y`` and ``put X in/on Y`` are the same command
+    (the two ALFWorld dialects and the preposition a harness forgives); case, a ``> `` prompt
+    marker, quotes and a final period do not matter.
+
+    Args:
+        action: a written or executed command (None for a turn without one).
+
+    Returns:
+        The canonical form, or None when there is no command.
+
+    Example:
+        >>> canonical_command("Move mug 1 to shelf 2.") == canonical_command("put mug 1 in shelf 2")
+        True
+    """
+    text = normalize_action(action)
+    if text is None:
+        return None
+    match = _PUT_SPELLINGS.match(text) or _MOVE_SPELLING.match(text)
+    if match:
+        return f"put {match.group(1)} in/on {match.group(2)}"
+    return text
+
+
+def executed_command(step: Step) -> str | None:
+    """The canonical command the env ran at ``step``: the harness's executed one, else the written one."""
+    executed = step.facts.executed_action
+    return canonical_command(executed if executed is not None else step.action)
+
+
+_TASK_START = "you are in the middle of a room"
+
+
+def task_observation(text: str) -> str:
+    """The part of a first observation that describes this episode's room and task.
+
+    A ReAct prompt turn holds few-shot transcripts before the real task; their rooms and
+    objects are not this episode's. The last room description starts the real one; an
+    AgentBench ``AVAILABLE ACTIONS`` list after it is left out.
+
+    Example:
+        >>> task_observation("You are in the middle of a room. A. You are in the middle of a room. B.")
+        'You are in the middle of a room. B.'
+    """
+    position = text.lower().rfind(_TASK_START)
+    text = text[position:] if position > 0 else text
+    return text.split("AVAILABLE ACTIONS", 1)[0]  # AgentBench's command list names nothing new
+
+
 def normalize_text(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower()
 
@@ -110,6 +166,8 @@ def format_steps(indices: list[int]) -> str:
 
 
 __all__ = [
+    "canonical_command",
+    "executed_command",
     "format_steps",
     "goal_known_unmet",
     "is_completion_claim",
@@ -118,5 +176,6 @@ __all__ = [
     "normalize_text",
     "short",
     "step_won",
+    "task_observation",
     "token_count",
 ]

@@ -10,7 +10,13 @@ What it finds in one turn, each a reason of the same label:
   common verbosity of small models;
 * a thought over ``max_thought_tokens``;
 * restating the task again after an earlier thought already did;
-* more than one action line in a turn.
+* a lone interjection addressed to the environment opening the turn ("Great!", "Thanks for
+  the response."): agents in text environments talk to a program, not to a person;
+* restating the previous observation at length (re-listing what the env just showed);
+* optionally (``multiple_actions``) more than one action line in a turn; off by default,
+  because the benchmark parser rejects such a turn and format_violation reports it.
+
+A one-line mention of the goal is not filler.
 """
 
 from __future__ import annotations
@@ -29,6 +35,43 @@ _SENTENCES = re.compile(r"[^.!?。！？\n]+")
 _ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
 _WORDS = re.compile(r"\w+")
 _NGRAM = 8
+_INTERJECTION = re.compile(
+    r"^\W*(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|"
+    r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?(?:\s+for\s+(?:the|your|this)\s+"
+    r"(?:response|information|info|feedback|update|observation|reply|result|output))?)\s*[!.]",
+    re.IGNORECASE,
+)
+_CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_STOP_WORDS = frozenset(
+    {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
+     "not", "for", "from", "its", "into", "have", "has", "was", "were", "which", "can", "also"}
+)
+
+
+def opening_interjection(text: str) -> str | None:
+    """The interjection that opens ``text`` ("Great!", "Thanks for the response."), if any.
+
+    Example:
+        >>> opening_interjection("Thanks for the response. The task is to put a fork in a drawer.")
+        'Thanks for the response.'
+    """
+    match = _INTERJECTION.match(text)
+    return match.group(0).strip() if match else None
+
+
+def _content_words(text: str) -> set[str]:
+    return {word for word in _CONTENT_WORD.findall(text.lower()) if word not in _STOP_WORDS}
+
+
+def restates(thought: str, observation: str, min_words: int, coverage: float) -> bool:
+    """The thought re-lists the observation: it holds ``coverage`` of the observation's content
+    words (at least five of them) and is at least ``min_words`` words long."""
+    if len(thought) < 4 * min_words or len(thought.split()) < min_words:
+        return False
+    shown = _content_words(observation)
+    if len(shown) < 5:
+        return False
+    return len(shown & _content_words(thought)) >= coverage * len(shown)
 
 
 def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
@@ -71,7 +114,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
@@ -81,7 +124,10 @@ class VerboseFillerLabeler(Labeler):
         "repeat_min": 3,
         "max_thought_tokens": 150,
         "restatement": True,
-        "multiple_actions": True,
+        "multiple_actions": False,
+        "interjections": True,
+        "restating_min_words": 20,  # a thought re-listing the last observation is filler from this length on
+        "restating_coverage": 0.8,  # share of the observation's content words it repeats
     }
 
     def __init__(self, **params: object) -> None:
@@ -107,6 +153,16 @@ class VerboseFillerLabeler(Labeler):
                 reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
                 confidence = max(confidence, 0.7)
             goal_seen = goal_seen or goal_here
+            opening = opening_interjection(thought) if self.config["interjections"] else None
+            if opening:
+                reasons = (*reasons, f"opens with the interjection '{short(opening, 40)}' addressed to the environment")
+                confidence = max(confidence, 0.8)
+            previous = trajectory.steps[step.index - 1].feedback if step.index else ""
+            if previous and restates(
+                thought, previous, int(self.config["restating_min_words"]), float(self.config["restating_coverage"])
+            ):
+                reasons = (*reasons, f"restates the previous observation '{short(previous, 50)}' at length")
+                confidence = max(confidence, 0.8)
             if reasons:
                 labels.append(self.make_label(step, confidence, "; ".join(reasons)))
         return labels

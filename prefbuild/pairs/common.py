@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
@@ -140,6 +140,8 @@ class TeacherWriting(PairStrategy):
     ``TeacherRunner`` that ``close()`` stops.
     """
 
+    # Parameters every teacher-writing strategy takes, besides its own.
+    TEACHER_PARAMS: ClassVar[tuple[str, ...]] = ("teacher", "max_attempts", "sampling", "max_thought_chars", "seed")
     runner: TeacherRunner | None = None
 
     def setup_teacher_writing(self, *, needed: bool, what: str) -> None:

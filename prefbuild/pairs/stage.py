@@ -83,7 +83,7 @@ def pair_files(
         if isinstance(error, PrefbuildError):
             raise
         raise PrefbuildError(f"pairs: {error.args[0] if error.args else error}") from None
-    with atomic_path(output) as temporary, JsonlWriter(temporary) as writer:
+    with atomic_path(output) as temporary, JsonlWriter(temporary, flush=False) as writer:
         for pair in report:
             writer.write(pair)
     if stats_path is not None:

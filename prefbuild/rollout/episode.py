@@ -88,7 +88,10 @@ class EpisodeRunner:
         role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
         tools = protocol.tools()
-        for index in range(episode.env.max_steps):
+        # An env that states the benchmark's own turn budget (DBBench: operations + the answer
+        # turn, after which the table is always graded) gets at least that many steps.
+        budget = max(episode.env.max_steps, int(getattr(env, "step_budget", 0) or 0))
+        for index in range(budget):
             expert = _optional(env.expert_action, episode, "expert_action")
             view = (
                 EnvView(env=env, protocol=protocol, step_index=index, previous_outputs=tuple(outputs),

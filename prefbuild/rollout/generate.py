@@ -66,10 +66,11 @@ async def _generate_async(
 ) -> GenerateResult:
     done_ids = finished_episode_ids(run_dir)
     positions: dict[str, int] = {}
+    skipped_items: list[str] = []
     stats = RolloutStats(total=planned_count(recipe, shard, limit))
 
     def todo() -> Iterator[Episode]:
-        for episode in plan_episodes(recipe, shard, limit):
+        for episode in plan_episodes(recipe, shard, limit, skipped_items=skipped_items):
             positions[episode.id] = len(positions)
             if episode.id in done_ids:
                 stats.skipped += 1
@@ -100,7 +101,7 @@ async def _generate_async(
         if owned and teacher is not None:
             await teacher.close()
         order_file(path, positions)
-        _update_manifest(run_dir, time.monotonic() - started, stats)
+        _update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
     return GenerateResult(run_dir, stats, len(positions))
 
 
@@ -116,11 +117,11 @@ def _file_counts(run_dir: Path) -> dict[str, int]:
     return counts
 
 
-def _update_manifest(run_dir: Path, seconds: float, stats: RolloutStats) -> None:
+def _update_manifest(run_dir: Path, seconds: float, stats: RolloutStats, invalid_items: int) -> None:
     manifest = read_manifest(run_dir)
     if manifest is None:
         return
-    manifest.counts = {**manifest.counts, **_file_counts(run_dir)}
+    manifest.counts = {**manifest.counts, **_file_counts(run_dir), "invalid_items": invalid_items}
     manifest.timings = {**manifest.timings, "generate_s": round(manifest.timings.get("generate_s", 0.0) + seconds, 3)}
     manifest.usage.requests += stats.usage.requests
     manifest.usage.prompt_tokens += stats.usage.prompt_tokens

@@ -65,7 +65,9 @@ def env_for(env_config: EnvConfig):
     return make_env(env_config.name, dialect=env_config.dialect, options=env_config.options)
 
 
-def plan_episodes(recipe: Recipe, shard: Shard | None = None, limit: int | None = None) -> Iterator[Episode]:
+def plan_episodes(
+    recipe: Recipe, shard: Shard | None = None, limit: int | None = None, *, skipped_items: list[str] | None = None
+) -> Iterator[Episode]:
     """Every episode the recipe asks for (optionally one shard's slice), in a fixed order, lazily.
 
     A recipe with several env sections plans them one after the other; task positions run on
@@ -75,6 +77,8 @@ def plan_episodes(recipe: Recipe, shard: Shard | None = None, limit: int | None 
         recipe: the validated recipe.
         shard: the slice to plan, or None for all.
         limit: stop after this many episodes.
+        skipped_items: receives one line per data-file item an env could not take as written
+            (an env's ``invalid_items``, e.g. malformed DBBench items), for the manifest.
 
     Returns:
         An iterator of ``Episode``; tasks are built only as it is consumed.
@@ -103,6 +107,8 @@ def plan_episodes(recipe: Recipe, shard: Shard | None = None, limit: int | None 
                 position += 1
         except (ValueError, KeyError) as error:
             raise PrefbuildError(f"env {env_config.name!r}: cannot make tasks: {error}") from None
+        if skipped_items is not None:
+            skipped_items.extend(str(item) for item in getattr(env, "invalid_items", ()))
 
 
 def planned_count(recipe: Recipe, shard: Shard | None = None, limit: int | None = None) -> int:

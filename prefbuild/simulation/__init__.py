@@ -27,6 +27,7 @@ BUILTIN_MISTAKES: dict[str, str] = {
     "sql": "prefbuild.simulation.sql_mistakes:failure_action",
     "code": "prefbuild.simulation.code_mistakes:failure_action",
     "bfcl": "prefbuild.simulation.bfcl_mistakes:failure_action",
+    "tau2": "prefbuild.simulation.tau2_mistakes:failure_action",
 }
 
 

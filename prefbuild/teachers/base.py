@@ -76,7 +76,15 @@ class TeacherError(RuntimeError):
 
 
 class Teacher(ABC):
-    """Async teacher. Use as ``async with teacher:`` so servers and clients are cleaned up."""
+    """Async teacher. Use as ``async with teacher:`` so servers and clients are cleaned up.
+
+    Example:
+        >>> import asyncio
+        >>> from prefbuild.teachers import make_teacher
+        >>> teacher = make_teacher({"backend": "openai", "model": "m", "base_urls": ["http://127.0.0.1:8000/v1"]})
+        >>> teacher.backend
+        'openai'
+    """
 
     backend: str = "abstract"
     model: str = ""
@@ -100,4 +108,15 @@ class Teacher(ABC):
 
     @abstractmethod
     async def complete(self, request: TeacherRequest) -> list[Completion]:
-        """Return ``request.sampling.n`` completions or raise ``TeacherError``."""
+        """Complete one chat request.
+
+        Args:
+            request: the messages, sampling (``n`` completions), tools and, for teachers that
+                read env state, the episode's ``env_view``.
+
+        Returns:
+            ``request.sampling.n`` completions with token counts, latency and tool calls.
+
+        Raises:
+            TeacherError: the request failed for good (after the backend's retries).
+        """

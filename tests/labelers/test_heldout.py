@@ -1,7 +1,8 @@
-"""The held-out label-quality set: structure, strict loading and the scorer; figures printed, not asserted yet.
+"""The held-out label-quality set: structure, strict loading, the scorer, and the acceptance figures.
 
-Issue 13's thresholds (P >= 0.95, R >= 0.90 per mode) will be asserted here once the labelers
-are rewritten; until then the test prints today's table to the terminal (capture disabled, so with or without -s).
+Issue 13's goal is P >= 0.95 and R >= 0.90 per mode on real logs of the three shapes; the
+deployed labelers are asserted here at the figures measured on this set (the table is printed
+to the terminal, capture disabled, so with or without -s).
 """
 
 from __future__ import annotations
@@ -112,10 +113,23 @@ def test_scorer_counts_a_hand_example() -> None:
     assert scores["loop"].misses == ["a: FP [3] FN [1]"]
 
 
-def test_deployed_scores_on_the_heldout_set_are_reported(capsys: pytest.CaptureFixture[str]) -> None:
+# Measured on this set with the labelers as deployed (bench/label_quality.py): every mode at
+# P = R = 1.00. Issue 13's goal is P >= 0.95, R >= 0.90; the asserts hold the measured level.
+MEASURED = {mode: (1.0, 1.0) for mode in SCORED_MODES}
+
+
+def test_deployed_scores_on_the_heldout_set_meet_the_measured_figures(capsys: pytest.CaptureFixture[str]) -> None:
     results = evaluate_sidecar(LABELS)
     labelled = sum(len(e.labels) for e in load_expected(LABELS))
     assert sum(s.tp + s.fn for s in results["all"].values()) == labelled
     tables = "\n\n".join(format_table(f"held-out {shape}, labelers as deployed", s) for shape, s in results.items())
     with capsys.disabled():
         print("\n" + tables)
+    for mode, (precision, recall) in MEASURED.items():
+        counts = results["all"][mode]
+        assert counts.tp + counts.fn > 0, f"{mode} has no positive example"
+        assert (counts.precision or 0.0) >= precision, f"{mode}: {counts.misses}"
+        assert (counts.recall or 0.0) >= recall, f"{mode}: {counts.misses}"
+        for shape, scores in results.items():
+            if shape != "all" and scores[mode].tp + scores[mode].fp + scores[mode].fn:
+                assert scores[mode].precision == scores[mode].recall == 1.0, f"{shape} {mode}: {scores[mode].misses}"

@@ -76,12 +76,26 @@ def _script(times: int, length: int) -> list[dict[str, Any]]:
     return block * times
 
 
-def test_loop_cycle_length_and_repeats_are_configurable() -> None:
+def test_loop_repeats_are_configurable() -> None:
     four_cycle = _trajectory(_script(times=2, length=4))
     assert [label.step for label in LoopLabeler().label(four_cycle)] == [4, 5, 6, 7]
-    assert LoopLabeler(max_cycle=3).label(four_cycle) == []
-    assert LoopLabeler(min_cycle_repeats=3).label(four_cycle) == []
-    assert len(LoopLabeler(min_cycle_repeats=3).label(_trajectory(_script(times=3, length=4)))) == 8
+    assert LoopLabeler(k=3).label(four_cycle) == []
+    three_laps = _trajectory(_script(times=3, length=4))
+    assert [label.step for label in LoopLabeler(k=3).label(three_laps)] == list(range(4, 12))
+
+
+def test_loop_laps_with_one_slot_varying_need_max_cycle() -> None:
+    turns = [{"action": "take mug 1 from countertop 1", "feedback": "You pick up the mug 1 from the countertop 1."}]
+    for cabinet in (1, 2, 3):
+        turns += [
+            {"action": f"go to cabinet {cabinet}", "feedback": f"The cabinet {cabinet} is closed."},
+            {"action": f"examine cabinet {cabinet}", "feedback": f"The cabinet {cabinet} is closed."},
+        ]
+    observation = "You are in the middle of a room. You see a cabinet 1, a cabinet 2, a cabinet 3, a countertop 1."
+    turns[0]["observation"] = observation
+    found = LoopLabeler().label(_trajectory(turns))
+    assert [label.step for label in found] == [3, 4, 5, 6]
+    assert "'cabinet 1' changed to 'cabinet 2'" in found[0].evidence
 
 
 def test_loop_k_counts_identical_actions_in_a_row() -> None:

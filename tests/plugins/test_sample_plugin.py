@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 from prefbuild import registry
 from prefbuild.io.jsonl import read_records
 from prefbuild.records import Pair, Trajectory
+from tests.plugins.distributions import install_distribution
 
 HERE = Path(__file__).parent / "sample_plugin"
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,11 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def install(site: Path) -> None:
     """What ``pip install`` of the plug-in leaves behind: the package and its dist-info."""
-    shutil.copytree(HERE / "prefbuild_sample_plugin", site / "prefbuild_sample_plugin")
-    dist = site / "prefbuild_sample_plugin-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: prefbuild-sample-plugin\nVersion: 0.1\n")
-    shutil.copy(HERE / "entry_points.txt", dist / "entry_points.txt")
+    install_distribution(site, "prefbuild-sample-plugin", (HERE / "entry_points.txt").read_text(),
+                         packages=(HERE / "prefbuild_sample_plugin",))
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -228,11 +229,11 @@ def test_expert_repairs_a_damaged_table(kind: str, reference: str, damage: list[
     assert env.step(action or "").won
 
 
-def test_expert_answers_when_the_table_cannot_be_repaired() -> None:
+def test_no_expert_when_the_table_cannot_be_repaired() -> None:
     env = SqlEnv()
     env.reset(make_task(make_item("UPDATE", label=(), reference_sql=UPDATE_REFERENCE)))
     env.step(actions.operation("ALTER TABLE `Table of Year, Title, and Role` DROP COLUMN `Role`"))
-    assert env.expert_action() == "Answer: []"
+    assert env.expert_action() is None  # no chosen side rather than an answer that fails
 
 
 def test_query_progress() -> None:
@@ -283,34 +284,77 @@ def _duplicate_column(item: dict) -> None:
         row.append("x")
 
 
-@pytest.mark.parametrize(
-    ("mutate", "message"),
-    [
-        (
-            lambda d: d["table"]["table_info"]["rows"][3].pop(),
-            r"bad\.jsonl:2: table\.table_info\.rows\.3: expected 4 values, got 3",
-        ),
-        (lambda d: d.pop("description"), r"bad\.jsonl:2: description: Field required"),
-        (lambda d: d.update(type=["JOIN"]), r"bad\.jsonl:2: type: unknown type 'JOIN'"),
-        (lambda d: d.update(label="x"), r"bad\.jsonl:2: label: a query item"),
-        (lambda d: d["table"].update(table_name=7), r"bad\.jsonl:2: table\.table_name: Input should be a valid string"),
-        (_duplicate_column, r"bad\.jsonl:2: table\.table_info\.columns: duplicate column name 'notes'"),
-    ],
-)
+def _empty_column_name(item: dict) -> None:
+    item["table"]["table_info"]["columns"][1]["name"] = ""
+
+
+BAD_LINES = [
+    (
+        lambda d: d["table"]["table_info"]["rows"][3].pop(),
+        r"bad\.jsonl:2: table\.table_info\.rows\.3: expected 4 values, got 3",
+    ),
+    (lambda d: d.pop("description"), r"bad\.jsonl:2: description: missing$"),
+    (lambda d: d.update(type=["JOIN"]), r"bad\.jsonl:2: type: unknown type 'JOIN'"),
+    (lambda d: d.update(label="x"), r"bad\.jsonl:2: label: a query item"),
+    (lambda d: d["table"].update(table_name=7), r"bad\.jsonl:2: table\.table_name: expected text$"),
+    (_duplicate_column, r"bad\.jsonl:2: table\.table_info\.columns: duplicate column name 'notes'"),
+    (_empty_column_name, r"bad\.jsonl:2: table\.table_info\.columns\.1\.name: empty column name"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "message"), BAD_LINES)
 def test_bad_lines_name_file_line_and_field(tmp_path: Path, mutate, message: str) -> None:
     good = json.loads(DATA.read_text().splitlines()[0])
     bad = json.loads(DATA.read_text().splitlines()[0])
     mutate(bad)
     path = _write(tmp_path, [good, bad])
     with pytest.raises(SqlDataError, match=message):
-        list(SqlEnv(data_file=path).tasks("dev", 10, seed=0))
+        list(SqlEnv(data_file=path, on_invalid_item="error").tasks("dev", 10, seed=0))
+    env = SqlEnv(data_file=path)  # default: skip, with a file:line warning and a count
+    assert len(list(env.tasks("dev", 10, seed=0))) == 1
+    assert len(env.invalid_items) == 1 and re.match(message, str(env.invalid_items[0]).split("/")[-1])
+    assert not env.invalid_items[0].kept
 
 
 def test_bad_json_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SqlDataError, match=r"bad\.jsonl:1: not valid JSON"):
-        list(SqlEnv(data_file=_write(tmp_path, ["{nope"])).tasks("dev", 10, seed=0))
+        list(SqlEnv(data_file=_write(tmp_path, ["{nope"]), on_invalid_item="error").tasks("dev", 10, seed=0))
     with pytest.raises(SqlDataError, match="cannot read DBBench data"):
         list(SqlEnv(data_file=tmp_path / "missing.jsonl").tasks("dev", 10, seed=0))
+    with pytest.raises(ValueError, match="on_invalid_item must be one of skip, error, as_benchmark"):
+        SqlEnv(on_invalid_item="ignore")
+
+
+def _query_item(mutate) -> dict:
+    item = json.loads(
+        next(
+            line
+            for line in DATA.read_text().splitlines()
+            if '"INSERT"' not in line and '"UPDATE"' not in line and '"DELETE"' not in line
+        )
+    )
+    mutate(item)
+    return item
+
+
+@pytest.mark.parametrize(
+    ("mutate", "table_rows"),
+    [
+        (_duplicate_column, None),  # CREATE TABLE fails on MySQL: there is no table
+        (_empty_column_name, None),
+        (lambda d: d["table"]["table_info"]["rows"][1].pop(), []),  # the multi-row INSERT fails: empty table
+    ],
+)
+def test_as_benchmark_builds_what_mysql_builds(tmp_path: Path, mutate, table_rows) -> None:
+    item = _query_item(mutate)
+    path = _write(tmp_path, [item])
+    env = SqlEnv(data_file=path, on_invalid_item="as_benchmark")
+    tasks = list(env.tasks("dev", 10, seed=0))
+    assert len(tasks) == 1 and len(env.invalid_items) == 1 and env.invalid_items[0].kept
+    env.reset(tasks[0])
+    assert env._sandbox is not None and env._sandbox.table_rows() == table_rows
+    label = tasks[0].payload.label
+    assert env.step(actions.answer(" " + json.dumps(list(label)))).won  # still scored on its label
 
 
 def test_generated_items_round_trip_through_the_loader(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def test_hash_is_format_exact() -> None:
             ' ["2012.6666666666667"]',
             " [2012.67]",
         ),
-        ("aggregation-MIN", ("2007",), "SELECT MIN(`Year` + 0) FROM `T` WHERE `Year` > 1000", " [2007.0]", ' ["999"]'),
+        ("aggregation-MIN", ("2007.0",), "SELECT MIN(`Year` + 0) FROM `T` WHERE `Year` > 1000", " [2007]", ' ["999"]'),
         ("aggregation-MAX", ("999",), "SELECT MAX(`Year`) FROM `T`", ' ["999"]', ' ["2019"]'),  # text maximum
         ("other", ("Montréal",), "SELECT `Title` FROM `T` WHERE `Role` = 'johnson'", ' ["Montréal"]', ' ["Montreal"]'),
     ],

@@ -92,7 +92,12 @@ def test_loop() -> None:
     probe = f"SELECT * FROM {T}"
     looping = play(
         QUERY_TASK,
-        [operation(probe), operation(probe.lower() + " ;"), operation("select  *  from " + T), answer(' ["Montréal"]')],
+        [
+            operation(probe),
+            operation("select * from " + T + " ;"),
+            operation("select  *  from " + T),
+            answer(' ["Montréal"]'),
+        ],
     )
     labels = SqlLoopLabeler().label(looping)
     assert [(label.step, label.confidence) for label in labels] == [(1, 0.7), (2, 0.9)]

@@ -76,8 +76,14 @@ def test_first_turn_is_description_and_add_description() -> None:
             False,
         ),  # no newline before
         ("Action: Answer\nFinal Answer:", "Answer:", True, True),
-        # An answer inside an Operation turn is ignored: the operation runs.
-        ("Action: Operation\n```sql\nSELECT 1\n```\nFinal Answer: [1]", "Operation: SELECT 1", False, False),
+        # An answer inside an Operation turn rides along: the operation runs; the env reads the
+        # answer only when no operation is left (the benchmark's final turn).
+        (
+            "Action: Operation\n```sql\nSELECT 1\n```\nFinal Answer: [1]",
+            "Operation: SELECT 1\nAnswer: [1]",
+            False,
+            False,
+        ),
     ],
 )
 def test_parse_rules(text: str, action: str, format_ok: bool, final: bool) -> None:

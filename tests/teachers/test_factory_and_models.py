@@ -16,6 +16,7 @@ from prefbuild.teachers import embedded as models
 from prefbuild.teachers.base import Sampling, Teacher
 from prefbuild.teachers.config import TeacherConfigError, parse_teacher_config
 from prefbuild.teachers.openai_backend import OpenAITeacher
+from tests.plugins.distributions import install_distribution
 
 
 @pytest.mark.parametrize(
@@ -88,7 +89,7 @@ def test_recipe_objects_are_accepted():
 
 
 def test_third_party_backend_from_entry_point(tmp_path, monkeypatch):
-    (tmp_path / "echo_teacher.py").write_text(
+    source = (
         "from prefbuild.teachers.base import Completion, Teacher\n"
         "class EchoTeacher(Teacher):\n"
         "    backend = 'echo'\n"
@@ -97,10 +98,8 @@ def test_third_party_backend_from_entry_point(tmp_path, monkeypatch):
         "    async def complete(self, request):\n"
         "        return [Completion(self.model, 'stop', 0, 1, 0.0)]\n"
     )
-    dist = tmp_path / "echo_teacher-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-teacher\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[prefbuild.teachers]\necho = echo_teacher:EchoTeacher\n")
+    install_distribution(tmp_path, "echo-teacher", "[prefbuild.teachers]\necho = echo_teacher:EchoTeacher\n",
+                         modules={"echo_teacher.py": source})
     monkeypatch.syspath_prepend(str(tmp_path))
     registry.clear_cache()
     assert "echo" in available_backends()

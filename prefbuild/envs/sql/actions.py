@@ -11,6 +11,10 @@
   block, or no ``Final Answer:`` line). The benchmark ends the episode there ("agent
   validation failed"): a query item fails, a mutation item is still scored on its table.
 
+An ``Operation`` or ``Invalid`` action may carry a second line ``Answer:<text>``: the turn also
+had a ``Final Answer:`` line. The benchmark reads it only from the turn after the last allowed
+operation (that turn is final whatever its action word), so the env uses it only there.
+
 Protocols turn model text into these actions (``parse``) and back (``render``); the env
 executes them. Any other string is treated as ``Invalid``.
 """
@@ -28,11 +32,28 @@ INVALID = "Invalid: "
 class SqlAction:
     kind: str  # "operation", "answer" or "invalid"
     text: str  # the SQL, the raw answer text, or the reason
+    final_answer: str | None = None  # a Final Answer line beside an operation or invalid turn
 
 
-def operation(sql: str) -> str:
-    """The action that executes ``sql`` (made one line, as the benchmark does)."""
-    return OPERATION + sql.strip().replace("\n", " ")
+def _with_answer(action: str, final_answer: str | None) -> str:
+    return action if final_answer is None else action + "\n" + answer(final_answer)
+
+
+def operation(sql: str, final_answer: str | None = None) -> str:
+    """The action that executes ``sql`` (made one line, as the benchmark does).
+
+    Args:
+        sql: the statement.
+        final_answer: the raw text after ``Final Answer:`` when the same turn had one.
+
+    Returns:
+        The action string.
+
+    Example:
+        >>> operation("SELECT 1\\nFROM t")
+        'Operation: SELECT 1 FROM t'
+    """
+    return _with_answer(OPERATION + sql.strip().replace("\n", " "), final_answer)
 
 
 def answer(raw: str) -> str:
@@ -40,16 +61,18 @@ def answer(raw: str) -> str:
     return ANSWER + raw.split("\n", 1)[0]
 
 
-def invalid(reason: str) -> str:
-    return INVALID + " ".join(reason.split())
+def invalid(reason: str, final_answer: str | None = None) -> str:
+    return _with_answer(INVALID + " ".join(reason.split()), final_answer)
 
 
 def parse_action(action: str) -> SqlAction:
     """Read an action string; never raises."""
+    head, _, tail = action.partition("\n")
+    final = tail[len(ANSWER) :] if tail.startswith(ANSWER) else None
     if action.startswith(OPERATION):
-        return SqlAction("operation", action[len(OPERATION) :].strip())
+        return SqlAction("operation", head[len(OPERATION) :].strip(), final)
     if action.startswith(ANSWER):
         return SqlAction("answer", action[len(ANSWER) :])
     if action.startswith(INVALID):
-        return SqlAction("invalid", action[len(INVALID) :])
+        return SqlAction("invalid", head[len(INVALID) :], final)
     return SqlAction("invalid", f"not an sql env action: {action[:80]!r}")

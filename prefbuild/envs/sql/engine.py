@@ -11,9 +11,15 @@ One ``SqlSandbox`` holds one episode's table. The agent's SQL is untrusted, so:
 * string/blob size, SQL length and the database size are capped, temp storage is memory;
 * a reply is built only up to the 800 characters the agent is shown.
 
-MySQL semantics that change results are emulated: a case- and accent-insensitive
-collation on every column, MySQL string-to-number conversion in comparisons and SUM/AVG,
-MySQL LIKE, MD5/CONCAT/CONCAT_WS/IF/LEFT/RIGHT, SHOW/DESCRIBE/USE and MySQL error texts.
+MySQL semantics that change results are emulated: utf8mb4_0900_ai_ci (case- and
+accent-insensitive, no pad, DUCET order of punctuation) on every column and literal, MySQL
+string-to-number conversion, exact DECIMAL vs double arithmetic (replies print
+``Decimal('2.5000')`` and ``datetime.date(...)`` as the client does), MySQL LIKE/REGEXP,
+the built-ins of ``mysql_functions``, case-sensitive table names, select aliases unknown in
+WHERE, ONLY_FULL_GROUP_BY (``group_check``), read-only information_schema, SHOW/DESCRIBE/USE,
+several statements refused as "Commands out of sync", and MySQL error texts and positions.
+A table MySQL cannot create (duplicate or empty column names) is not built; rows of the wrong
+width leave it empty, as the benchmark's one multi-row INSERT does.
 """
 
 from __future__ import annotations
@@ -21,27 +27,32 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import re
 import sqlite3
 import time
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from prefbuild.envs.sql.dialect import Statement, quote_identifier, translate
+from prefbuild.envs.sql import information_schema
+from prefbuild.envs.sql import mysql_functions as fn
+from prefbuild.envs.sql.dialect import RESERVED, Statement, original_offset, quote_identifier, translate
+from prefbuild.envs.sql.group_check import AGGREGATES, check_only_full_group_by
 from prefbuild.envs.sql.mysql_errors import (
     MySqlError,
     access_denied,
+    commands_out_of_sync,
     from_sqlite,
     syntax_error,
     timeout_error,
     unknown_table,
 )
+from prefbuild.envs.sql.mysql_functions import collation_key, mysql_number
 
 REPLY_LIMIT = 800
 TRUNCATED = "[TRUNCATED]"
-COLLATION = "utf8mb4_0900_ai_ci"
+COLLATION = fn.COLLATION
 MAX_VALUE_BYTES = 1_000_000
 MAX_SQL_CHARS = 100_000
 MAX_PAGES = 4096  # 16 MiB of table data at SQLite's default 4 KiB page size
@@ -57,9 +68,10 @@ _DENIED_ACTIONS = frozenset(
     }
 )
 # File access, plus functions whose single call can run for seconds without reaching the
-# progress handler (printf width bombs, GLOB backtracking). MySQL has none of them.
+# progress handler (GLOB backtracking). MySQL has none of them. SQLite's printf/format (width
+# bombs) are refused by the dialect by name, since ALTER TABLE needs them internally.
 _DENIED_FUNCTIONS = frozenset(
-    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "printf", "format", "glob"}
+    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_dbpage", "glob"}
 )
 
 QUERY_KEYWORDS = frozenset({"SELECT", "WITH", "("})
@@ -69,7 +81,10 @@ NOOP_KEYWORDS = frozenset({"BEGIN", "START", "COMMIT", "ROLLBACK", "SET"})
 META_KEYWORDS = frozenset({"SHOW", "DESCRIBE", "DESC", "EXPLAIN", "USE"})
 ALL_KEYWORDS = QUERY_KEYWORDS | DML_KEYWORDS | DDL_KEYWORDS | NOOP_KEYWORDS | META_KEYWORDS
 _SYSTEM_DATABASES = ("information_schema", "mysql", "performance_schema", "sys")
-_NUMBER_PREFIX = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)")
+_WRITES = frozenset(
+    {sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE, sqlite3.SQLITE_DROP_TEMP_TABLE}
+)
+_TABLE_CONTEXT = frozenset({"FROM", "JOIN", "INTO", "UPDATE", "TABLE"})
 
 
 @dataclass(frozen=True)
@@ -96,19 +111,6 @@ def _fold(text: str) -> str:
 
 
 _fold_cached = functools.lru_cache(maxsize=65_536)(_fold)
-
-
-def mysql_number(value: Any) -> int | float | None:
-    """MySQL's string-to-number conversion: the longest numeric prefix, else 0 (``'4,567'`` -> 4.0)."""
-    if value is None or isinstance(value, int | float):
-        return value
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    match = _NUMBER_PREFIX.match(str(value))
-    if not match:
-        return 0.0
-    number = float(match.group(1))
-    return number if math.isfinite(number) else 0.0
 
 
 def format_reply(text: str, limit: int = REPLY_LIMIT) -> str:
@@ -161,57 +163,73 @@ def _like_match(tokens: list[tuple[str, str]], text: str) -> bool:
 
 
 class _Sum:
-    """MySQL SUM: text is converted to a number, and any text or float input makes a double."""
+    """MySQL SUM: text is converted to a number and any text or double input makes a double;
+    integers and DECIMALs sum exactly to a DECIMAL (``SUM(1)`` prints ``Decimal('1')``)."""
+
+    marks: fn.DecimalMarks = fn.DecimalMarks()
 
     def __init__(self) -> None:
-        self.total: int | float = 0
+        self.total: Decimal = Decimal(0)
+        self.double = 0.0
         self.count = 0
         self.floating = False
+        self.scale = 0
 
-    def _number(self, value: Any) -> int | float | None:
+    def _number(self, value: Any) -> Decimal | float | None:
         if value is None:
             return None
-        if not isinstance(value, int | float):
-            self.floating = True
-        number = mysql_number(value)
-        if isinstance(number, float):
-            self.floating = True
-        return number
+        exact = fn.exact_value(value, self.marks)
+        if exact is not None and not self.floating:
+            exponent = exact.as_tuple().exponent
+            self.scale = max(self.scale, -exponent if isinstance(exponent, int) and exponent < 0 else 0)
+            return exact
+        self.floating = True
+        return float(mysql_number(value) or 0)
 
     def step(self, value: Any) -> None:
         number = self._number(value)
         if number is not None:
-            self.total += number
+            self.double += float(number)
+            if isinstance(number, Decimal):
+                self.total += number
             self.count += 1
 
     def inverse(self, value: Any) -> None:
         number = self._number(value)
         if number is not None:
-            self.total -= number
+            self.double -= float(number)
+            if isinstance(number, Decimal):
+                self.total -= number
             self.count -= 1
 
     def value(self) -> int | float | None:
         if self.count == 0:
             return None
-        return float(self.total) if self.floating else self.total
+        if self.floating:
+            return self.double
+        return self.marks.mark(self.total, self.scale)
 
     def finalize(self) -> int | float | None:
         return self.value()
 
 
 class _Avg(_Sum):
-    """MySQL AVG over text: a double."""
+    """MySQL AVG: a double over text and doubles, a DECIMAL with 4 more digits over exact values."""
 
     def value(self) -> float | None:
         if self.count == 0:
             return None
-        return float(self.total) / self.count
+        if self.floating:
+            return self.double / self.count
+        scale = self.scale + fn.DIV_PRECISION_INCREMENT
+        average = (self.total / self.count).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        return self.marks.mark(average, scale)
 
 
-def _concat(*values: Any) -> str | None:
+def _concat(marks: fn.DecimalMarks, *values: Any) -> str | None:
     if any(value is None for value in values):
         return None
-    return "".join(_text(value) for value in values)
+    return "".join(str(fn.stored_text(marks, value)) for value in values)
 
 
 def _concat_ws(separator: Any, *values: Any) -> str | None:
@@ -220,10 +238,7 @@ def _concat_ws(separator: Any, *values: Any) -> str | None:
     return _text(separator).join(_text(value) for value in values if value is not None)
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+_text = fn.text
 
 
 def _md5(value: Any) -> str | None:
@@ -245,6 +260,13 @@ def _right(value: Any, count: Any) -> str | None:
     size = max(0, int(mysql_number(count) or 0))
     text = _text(value)
     return text[len(text) - size :] if size else ""
+
+
+def _change_case(case: Any, value: Any) -> str | None:
+    """MySQL UPPER/LOWER: one character for one (``'straße'`` -> ``'STRAßE'``)."""
+    if value is None:
+        return None
+    return "".join(changed if len(changed := case(char)) == 1 else char for char in str(fn.cast_char(value)))
 
 
 def _if(condition: Any, then: Any, otherwise: Any) -> Any:
@@ -277,6 +299,7 @@ class SqlSandbox:
         self.timeout_s = timeout_s
         self.reply_limit = reply_limit
         self._deadline = math.inf
+        self._marks = fn.DecimalMarks()
         self._connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._setup(rows)
 
@@ -295,22 +318,28 @@ class SqlSandbox:
         connection.create_function("mysql_number", 1, self._guard(mysql_number), deterministic=True)
         connection.create_function("like", 2, self._like)
         connection.create_function("like", 3, self._like)
-        connection.create_window_function("sum", 1, _Sum)
-        connection.create_window_function("avg", 1, _Avg)
+        connection.create_window_function("sum", 1, type("Sum", (_Sum,), {"marks": self._marks}))
+        connection.create_window_function("avg", 1, type("Avg", (_Avg,), {"marks": self._marks}))
         connection.create_function("md5", 1, self._guard(_md5), deterministic=True)
-        connection.create_function("concat", -1, self._guard(_concat), deterministic=True)
+        connection.create_function(
+            "concat", -1, self._guard(functools.partial(_concat, self._marks)), deterministic=True
+        )
         connection.create_function("concat_ws", -1, self._guard(_concat_ws), deterministic=True)
         connection.create_function("if", 3, _if, deterministic=True)
         connection.create_function("mysql_left", 2, self._guard(_left), deterministic=True)
         connection.create_function("mysql_right", 2, self._guard(_right), deterministic=True)
-        connection.create_function("lcase", 1, lambda v: None if v is None else _text(v).lower(), deterministic=True)
-        connection.create_function("ucase", 1, lambda v: None if v is None else _text(v).upper(), deterministic=True)
+        for name, case in (("lcase", str.lower), ("lower", str.lower), ("ucase", str.upper), ("upper", str.upper)):
+            connection.create_function(
+                name, 1, functools.partial(_change_case, case), deterministic=True
+            )  # Unicode-aware, unlike SQLite's ASCII-only upper()/lower()
         connection.create_function("char_length", 1, lambda v: None if v is None else len(_text(v)))
         connection.create_function("locate", 2, self._guard(_locate), deterministic=True)
         connection.create_function("locate", 3, self._guard(_locate), deterministic=True)
-        column_sql = ", ".join(f"{quote_identifier(name)} TEXT COLLATE {COLLATION}" for name in self.columns)
-        connection.execute(f"CREATE TABLE {quote_identifier(self.table_name)} ({column_sql})")
-        if rows:
+        self._register_mysql_functions()
+        if builds_table(self.columns):
+            column_sql = ", ".join(f"{quote_identifier(name)} TEXT COLLATE {COLLATION}" for name in self.columns)
+            connection.execute(f"CREATE TABLE {quote_identifier(self.table_name)} ({column_sql})")
+        if rows and builds_table(self.columns) and all(len(row) == len(self.columns) for row in rows):
             marks = ", ".join("?" for _ in self.columns)
             connection.executemany(
                 f"INSERT INTO {quote_identifier(self.table_name)} VALUES ({marks})",
@@ -318,6 +347,86 @@ class SqlSandbox:
             )
         connection.set_authorizer(_authorize)
         connection.set_progress_handler(self._progress, 1000)
+
+    def _register_mysql_functions(self) -> None:
+        """MySQL built-ins under their MySQL names (or the ``mysql_*`` names the dialect writes)."""
+        marks, guard = self._marks, self._guard
+        deterministic: dict[str, tuple[int, Any]] = {
+            "mysql_div": (2, functools.partial(fn.divide, marks)),
+            "mysql_add": (2, functools.partial(fn.add, marks)),
+            "mysql_sub": (2, functools.partial(fn.subtract, marks)),
+            "mysql_mul": (2, functools.partial(fn.multiply, marks)),
+            "mysql_neg": (1, functools.partial(fn.negate, marks)),
+            "floor": (1, functools.partial(fn.floor, marks)),
+            "ceil": (1, functools.partial(fn.ceiling, marks)),
+            "ceiling": (1, functools.partial(fn.ceiling, marks)),
+            "abs": (1, functools.partial(fn.absolute, marks)),
+            "mysql_intdiv": (2, fn.integer_divide),
+            "mysql_mod": (2, functools.partial(fn.modulo, marks)),
+            "mysql_dec": (1, functools.partial(fn.decimal_literal, marks)),
+            "mysql_decimal": (3, functools.partial(fn.cast_decimal, marks)),
+            "mysql_signed": (1, fn.cast_signed),
+            "mysql_double": (1, fn.cast_double),
+            "mysql_date": (1, functools.partial(fn.cast_date, marks)),
+            "date": (1, functools.partial(fn.cast_date, marks)),
+            "mysql_interval": (2, fn.interval),
+            "date_add": (2, functools.partial(fn.shift_date, marks)),
+            "adddate": (2, functools.partial(fn.shift_date, marks)),
+            "date_sub": (2, functools.partial(fn.shift_date, marks, sign=-1)),
+            "subdate": (2, functools.partial(fn.shift_date, marks, sign=-1)),
+            "datediff": (2, fn.datediff),
+            "dayname": (1, fn.dayname),
+            "monthname": (1, fn.monthname),
+            "dayofweek": (1, fn.dayofweek),
+            "mysql_format": (2, fn.format_number),
+            "reverse": (1, fn.reverse),
+            "instr": (2, fn.instr),
+            "mid": (3, fn.substring),
+            "ascii": (1, fn.ascii_code),
+            "space": (1, fn.space),
+            "hex": (1, fn.to_hex),
+            "mysql_trim": (3, fn.trim),
+            "mysql_char_codes": (-1, fn.char_codes),
+            "substring_index": (3, fn.substring_index),
+            "lpad": (3, fn.lpad),
+            "rpad": (3, fn.rpad),
+            "repeat": (2, lambda value, count: fn.repeat(value, count, MAX_VALUE_BYTES)),
+            "truncate": (2, functools.partial(fn.truncate, marks)),
+            "mysql_store": (1, functools.partial(fn.stored_text, marks)),
+            "year": (1, fn.year),
+            "month": (1, fn.month),
+            "day": (1, fn.day),
+            "dayofmonth": (1, fn.day),
+            "str_to_date": (2, functools.partial(fn.str_to_date, marks)),
+            "date_format": (2, fn.date_format),
+            "strcmp": (2, fn.strcmp),
+            "length": (1, fn.byte_length),
+            "octet_length": (1, fn.byte_length),
+            "version": (0, fn.version),
+        }
+        for name, (count, function) in deterministic.items():
+            self._connection.create_function(name, count, guard(function), deterministic=True)
+        self._connection.create_function("round", 1, guard(functools.partial(fn.round_number, marks)))
+        self._connection.create_function("round", 2, guard(functools.partial(fn.round_number, marks)))
+        self._connection.create_function("mysql_char", 1, guard(fn.cast_char), deterministic=True)
+        self._connection.create_function("mysql_char", 2, guard(fn.cast_char), deterministic=True)
+        for name, function in (("now", fn.now), ("curdate", fn.curdate), ("current_timestamp", fn.now)):
+            self._connection.create_function(name, 0, self._dated(function))
+        for name in ("database", "schema"):
+            self._connection.create_function(name, 0, lambda: self.database)
+        self._connection.create_function("sysdate", 0, fn.now)
+        self._connection.create_function("rand", 0, fn.rand)
+        self._connection.create_function("rand", 1, fn.rand)
+        remaining = functools.partial(self._remaining)
+        self._connection.create_function("regexp", 2, guard(functools.partial(fn.regexp_like, remaining)))
+        self._connection.create_aggregate("mysql_group_concat", -1, fn.GroupConcat)
+
+    def _dated(self, function: Any) -> Any:
+        """A date-returning function whose result prints as ``datetime.date``/``datetime.datetime``."""
+        return lambda *args: self._marks.mark_date(function(*args))
+
+    def _remaining(self) -> float:
+        return self._deadline - time.monotonic()
 
     def _expired(self) -> bool:
         if time.monotonic() > self._deadline:
@@ -331,7 +440,7 @@ class SqlSandbox:
     def _collate(self, left: str, right: str) -> int:
         if self._expired():
             return 0
-        a, b = fold(left), fold(right)
+        a, b = collation_key(left), collation_key(right)
         return (a > b) - (a < b)
 
     def _guard(self, function: Any) -> Any:
@@ -361,11 +470,108 @@ class SqlSandbox:
             return self._error(MySqlError(1153, "08S01", "Got a packet bigger than 'max_allowed_packet' bytes"))
         try:
             statement = translate(sql, database=self.database, keywords=ALL_KEYWORDS)
+            self._check_table_names(statement)
+            self._check_where_aliases(statement)
+            if statement.multiple:
+                return self._out_of_sync(statement)
             return self._dispatch(statement)
         except MySqlError as error:
             return self._error(error)
         except RecursionError:
             return self._error(syntax_error(sql, 0))
+
+    def _out_of_sync(self, statement: Statement) -> ExecResult:
+        """Several statements at once: the first one's error if it fails, else "Commands out of sync";
+        nothing the first statement did is kept (the harness never reads past the first result)."""
+        connection = self._connection
+        connection.execute("SAVEPOINT multi_statement")
+        try:
+            self._dispatch(statement)
+        finally:
+            connection.execute("ROLLBACK TO multi_statement")
+            connection.execute("RELEASE multi_statement")
+        raise commands_out_of_sync()
+
+    def _check_table_names(self, statement: Statement) -> None:
+        """Table names are case-sensitive on MySQL/Linux: ``FROM Players`` misses table ``players``."""
+        names = self._table_names()
+        exact = set(names)
+        folded = {name.casefold() for name in names}
+        tokens = statement.tokens
+        for index, token in enumerate(tokens):
+            name = token.identifier
+            if (
+                name is not None
+                and index >= 1
+                and tokens[index - 1].upper in _TABLE_CONTEXT
+                and index + 2 < len(tokens)
+                and tokens[index + 1].text == "."
+                and name != self.database
+                and tokens[index + 2].identifier is not None
+            ):
+                view = tokens[index + 2].identifier or ""
+                if name.lower() == "information_schema":
+                    if information_schema.table_name(view) is not None:
+                        continue
+                    raise MySqlError(1109, "42S02", f"Unknown table '{view}' in information_schema")
+                raise unknown_table(name, tokens[index + 2].identifier or "")  # another database
+            if name is None or index == 0 or name in exact or name.casefold() not in folded:
+                continue
+            previous = tokens[index - 1]
+            qualified = previous.text == "." and index >= 2 and tokens[index - 2].identifier == self.database
+            if previous.upper in _TABLE_CONTEXT or qualified:
+                following = tokens[index + 1] if index + 1 < len(tokens) else None
+                if following is not None and following.text == ".":
+                    continue
+                raise unknown_table(self.database, name)
+
+    def _check_grouping(self, statement: Statement) -> None:
+        tokens = statement.tokens
+        if statement.keyword != "SELECT" or not any(t.upper in AGGREGATES or t.upper == "GROUP" for t in tokens):
+            return
+        deadline = self._deadline  # _columns_of resets the statement's time bound; keep it
+        try:
+            table_columns = {name: self._columns_of(name) for name in self._table_names()}
+        finally:
+            self._deadline = deadline
+        check_only_full_group_by(tokens, database=self.database, table_columns=table_columns)
+
+    def _check_where_aliases(self, statement: Statement) -> None:
+        """MySQL resolves WHERE before the select list: ``SELECT x AS n ... WHERE n = 1`` is an
+        unknown column there (SQLite would accept the alias)."""
+        tokens = statement.tokens
+        if statement.keyword != "SELECT" or not any(token.upper == "WHERE" for token in tokens):
+            return
+        aliases, where, end, depth = {}, None, len(tokens), 0
+        for index, token in enumerate(tokens):
+            if token.text == "(":
+                depth += 1
+            elif token.text == ")":
+                depth -= 1
+            elif depth == 0 and token.upper == "AS" and where is None and index + 1 < len(tokens):
+                name = tokens[index + 1].identifier
+                if name is not None:
+                    aliases[name.casefold()] = name
+            elif depth == 0 and token.upper == "WHERE" and token.kind == "word":
+                where = index
+            elif depth == 0 and where is not None and token.upper in ("GROUP", "ORDER", "LIMIT", "HAVING", "UNION"):
+                end = index
+                break
+        if where is None or not aliases:
+            return
+        columns = {column.casefold() for table in self._table_names() for column in self._columns_of(table)}
+        for index in range(where + 1, end):
+            token = tokens[index]
+            name = token.identifier
+            if name is None or name.casefold() not in aliases or name.casefold() in columns:
+                continue
+            if tokens[index - 1].text == "." or tokens[index - 1].upper == "AS":
+                continue
+            if index + 1 < len(tokens) and tokens[index + 1].text in (".", "("):
+                continue
+            if token.kind == "word" and token.upper in RESERVED:
+                continue
+            raise MySqlError(1054, "42S22", f"Unknown column '{name}' in 'where clause'")
 
     def _error(self, error: MySqlError) -> ExecResult:
         return ExecResult(
@@ -390,18 +596,39 @@ class SqlSandbox:
 
     def _run(self, statement: Statement, sql: str, kind: str) -> ExecResult:
         connection = self._connection
+        information_schema.refresh(
+            connection,
+            sql,
+            database=self.database,
+            collation=COLLATION,
+            tables=self._live_tables,
+            authorizer=_authorize,
+        )
         changes_before = connection.total_changes
+        self._marks.clear()
         self._deadline = time.monotonic() + self.timeout_s
         try:
             cursor = connection.execute(sql)
             try:
+                if kind == "query":  # names resolved (1054 first, as MySQL): now ONLY_FULL_GROUP_BY
+                    self._check_grouping(statement)
                 rows, text = self._fetch_reply(cursor)
             finally:
                 cursor.close()
         except sqlite3.Error as error:
             if time.monotonic() > self._deadline:
                 raise timeout_error() from None
-            raise from_sqlite(error, statement=statement.original, database=self.database) from None
+            if "information_schema." in sql and str(error).startswith("not authorized"):
+                raise MySqlError(
+                    1044, "42000", "Access denied for user 'root'@'%' to database 'information_schema'"
+                ) from None
+            raise from_sqlite(
+                error,
+                statement=statement.original,
+                database=self.database,
+                tokens=statement.tokens,
+                near=functools.partial(original_offset, statement),
+            ) from None
         except (ValueError, OverflowError, MemoryError) as error:
             raise MySqlError(1105, "HY000", str(error) or type(error).__name__) from None
         finally:
@@ -422,10 +649,25 @@ class SqlSandbox:
                 break
             for row in batch:
                 rows.append(tuple(row))
-                text = repr(tuple(row))
+                text = self._row_text(tuple(row))
                 parts.append(text)
                 length += len(text) + 2
         return tuple(rows), "[" + ", ".join(parts) + "]"
+
+    def _row_text(self, row: tuple[Any, ...]) -> str:
+        """A row printed the way the client prints it (DECIMAL results as ``Decimal('...')``)."""
+        if not self._marks.scales and not self._marks.dates:
+            return repr(row)
+        cells = [self._marks.render(value) for value in row]
+        return "(" + ", ".join(cells) + ("," if len(cells) == 1 else "") + ")"
+
+    def _live_tables(self) -> list[tuple[str, list[str], int]]:
+        """Every table with its columns and row count (for information_schema)."""
+        out = []
+        for table in self._table_names():
+            count = self._connection.execute(f"SELECT COUNT(*) FROM {quote_identifier(table)}").fetchone()[0]
+            out.append((table, self._columns_of(table), int(count)))
+        return out
 
     def _rows_reply(self, rows: list[tuple[Any, ...]], *, kind: str) -> ExecResult:
         text = "[" + ", ".join(repr(row) for row in rows) + "]"
@@ -462,10 +704,17 @@ class SqlSandbox:
                 raise MySqlError(1235, "42000", "This version of MySQL doesn't yet support 'EXPLAIN of this statement'")
             raise syntax_error(original, tokens[1].start if len(tokens) > 1 else len(original))
         rest = words[1:]
-        if rest and rest[0] == "FULL":
+        full = bool(rest) and rest[0] == "FULL"
+        if full:
             rest = rest[1:]
-        if rest == ["TABLES"]:
-            return self._rows_reply([(name,) for name in self._table_names()], kind="meta")
+        if rest[:1] == ["TABLES"] and (len(rest) == 1 or (len(rest) == 3 and rest[1] == "LIKE")):
+            names = self._table_names()
+            if len(rest) == 3:
+                pattern = tokens[-1]
+                if pattern.kind != "string":
+                    raise syntax_error(original, pattern.start)
+                names = [name for name in names if self._like(pattern.value, name)]
+            return self._rows_reply([(name, "BASE TABLE") if full else (name,) for name in names], kind="meta")
         if rest in (["DATABASES"], ["SCHEMAS"]):
             names = sorted({*_SYSTEM_DATABASES, self.database})
             return self._rows_reply([(name,) for name in names], kind="meta")
@@ -493,7 +742,8 @@ class SqlSandbox:
 
     def _table_names(self) -> list[str]:
         cursor = self._connection.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+            "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
         )
         return sorted(row[0] for row in cursor.fetchall())
 
@@ -530,6 +780,19 @@ class SqlSandbox:
         self._connection.close()
 
 
+def builds_table(columns: Sequence[str]) -> bool:
+    """Whether MySQL's ``CREATE TABLE`` accepts these column names (none empty, no duplicates
+    ignoring case). The benchmark builds a table it cannot create as no table at all, and a row
+    list with a wrong-width row as an empty table (the one multi-row INSERT fails whole).
+
+    Example:
+        >>> builds_table(["a", "b"]), builds_table(["a", "A"]), builds_table([""])
+        (True, False, False)
+    """
+    folded = [name.casefold() for name in columns]
+    return bool(columns) and all(name.strip() for name in columns) and len(set(folded)) == len(folded)
+
+
 def _cell(value: Any) -> Any:
     """A cell as the benchmark stores it in a TEXT column (numbers become their text)."""
     if value is None or isinstance(value, str):
@@ -540,6 +803,10 @@ def _cell(value: Any) -> Any:
 
 
 def _authorize(action: int, arg1: str | None, arg2: str | None, database: str | None, source: str | None) -> int:
+    if action in _WRITES and arg1 in information_schema.NAMES:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_ALTER_TABLE and arg2 in information_schema.NAMES:
+        return sqlite3.SQLITE_DENY
     if action in _DENIED_ACTIONS:
         return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _DENIED_FUNCTIONS:

@@ -5,9 +5,10 @@ table and returns ``description + "\\n" + add_description``. Actions are the str
 ``prefbuild.envs.sql.actions``: ``Operation: <sql>`` runs one statement and returns the raw
 result (the next user turn); ``Answer:<text>`` ends the episode and is scored as the
 benchmark scores it; ``Invalid: <why>`` ends it as "agent validation failed". After
-``max_round`` operations (15, as shipped) the next action is final whatever it is (an
-``Operation`` then ends with an empty answer: the action no longer carries the message, so
-a ``Final Answer:`` line written beside that operation is not read, unlike the benchmark).
+``max_round`` operations (15, as shipped) the next action is final whatever it is, as in
+the benchmark's loop (``step_budget`` = ``max_round`` + 1 turns): that turn's ``Final Answer:``
+line counts even beside an operation (the protocol carries it in the action), and a mutation
+table is hashed whatever ends the episode.
 
 ``step`` info keys: ``valid``, ``won``, ``sql_error``, ``executed_sql``, ``answer``,
 ``mutated``, ``status``, ``operations``, ``kind``, ``final``; final steps add ``expected``
@@ -23,11 +24,13 @@ from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.sql import actions
-from prefbuild.envs.sql.engine import REPLY_LIMIT, SqlSandbox
-from prefbuild.envs.sql.generator import canonical_split, generate_items, ident
-from prefbuild.envs.sql.grader import answers_match, printed_hash, table_hash
+from prefbuild.envs.sql.backends import Sandbox, check_backend, open_sandbox, printed_table_hash
+from prefbuild.envs.sql.engine import REPLY_LIMIT
+from prefbuild.envs.sql.expert import ExpertPlan, answer_observed, plan_expert
+from prefbuild.envs.sql.generator import canonical_split, generate_items
+from prefbuild.envs.sql.grader import answers_match
 from prefbuild.envs.sql.items import TASK_TYPES, SqlItem
-from prefbuild.envs.sql.loader import load_items, parse_item
+from prefbuild.envs.sql.loader import InvalidItem, check_on_invalid_item, load_items, parse_item
 from prefbuild.envs.sql.protocol import DBBenchProtocol
 from prefbuild.envs.sql.repair import repair_statement
 from prefbuild.records import SqlFacts, StepFacts, TaskInfo
@@ -67,8 +70,11 @@ class SqlEnv(Env):
     Options (the recipe's ``env.options``): ``data_file`` reads the benchmark's JSONL instead of
     generating items; ``max_round`` the operation budget (15 as shipped; the class default of
     the benchmark code is 5); ``timeout_s`` the time bound of one statement; ``reply_limit``
-    the 800-character reply cap. Generated splits are ``train``, ``dev`` and ``test``
-    (``standard`` is read as ``test``); a data file is read whole, in file order, under any split.
+    the 800-character reply cap; ``backend`` where the table lives: ``sqlite`` (the embedded
+    emulation, default) or ``mysql`` (a real server: ``db_url`` such as ``${DB_URL}``, or a
+    private MariaDB that prefbuild starts on first use and stops at exit). Generated splits are
+    ``train``, ``dev`` and ``test`` (``standard`` is read as ``test``); a data file is read whole,
+    in file order, under any split.
     """
 
     name: ClassVar[str] = "sql"
@@ -83,6 +89,9 @@ class SqlEnv(Env):
         timeout_s: float = 2.0,
         reply_limit: int = REPLY_LIMIT,
         dialect: str | None = None,
+        backend: str = "sqlite",
+        db_url: str | None = None,
+        on_invalid_item: str = "skip",
     ) -> None:
         if dialect not in (None, *self.dialects):
             raise ValueError(f"sql env: unknown dialect {dialect!r}; known: {', '.join(self.dialects)}")
@@ -90,12 +99,19 @@ class SqlEnv(Env):
             raise ValueError(f"sql env: max_round must be at least 1, got {max_round}")
         if timeout_s <= 0:
             raise ValueError(f"sql env: timeout_s must be positive, got {timeout_s}")
+        check_backend(backend, db_url)
+        self.backend = backend
+        self.db_url = db_url
         self.data_file = Path(data_file) if data_file is not None else None
         self.max_round = max_round
         self.timeout_s = timeout_s
         self.reply_limit = reply_limit
+        # Data-file items MySQL cannot build as written: skip | error | as_benchmark (loader docstring).
+        self.on_invalid_item = check_on_invalid_item(on_invalid_item)
+        self.invalid_items: list[InvalidItem] = []  # filled by tasks(); the manifest records the count
+        self.expert_plan: ExpertPlan | None = None  # the episode's oracle plan (why there is no expert)
         self._item: SqlItem | None = None
-        self._sandbox: SqlSandbox | None = None
+        self._sandbox: Sandbox | None = None
         self._done = True
         self._won = False
         self._operations = 0
@@ -126,7 +142,9 @@ class SqlEnv(Env):
     def _file_tasks(self, split: str, n: int, seed: int, task_types: Sequence[str] | None) -> Iterator[EnvTask]:
         assert self.data_file is not None
         produced = 0
-        for line, item in load_items(self.data_file):
+        self.invalid_items.clear()
+        items = load_items(self.data_file, on_invalid_item=self.on_invalid_item, invalid=self.invalid_items)
+        for line, item in items:
             if produced >= n:
                 return
             if task_types and item.type not in task_types:
@@ -138,7 +156,11 @@ class SqlEnv(Env):
     # -- episode --------------------------------------------------------------------------
 
     def reset(self, task: EnvTask) -> tuple[str, dict[str, Any]]:
-        item = task.payload if isinstance(task.payload, SqlItem) else parse_item(task.payload, source=task.info.id)
+        item = (
+            task.payload
+            if isinstance(task.payload, SqlItem)
+            else parse_item(task.payload, source=task.info.id, as_benchmark=self.on_invalid_item == "as_benchmark")
+        )
         if self._sandbox is not None:
             self._sandbox.close()
         self._item = item
@@ -153,6 +175,8 @@ class SqlEnv(Env):
         self._initial_hash = self._current_hash()
         self._prepare_reference(item)
         info = {"task_id": task.info.id, "type": item.type, "max_round": self.max_round}
+        if self.expert_plan is not None:
+            info["expert"] = self.expert_plan.as_dict()
         return item.prompt, info
 
     # -- read-only view of the episode (the simulation's mistake maker reads it) ------------
@@ -179,50 +203,49 @@ class SqlEnv(Env):
     def successful_mutations(self) -> int:
         return self._successful_mutations
 
-    def new_sandbox(self, item: SqlItem) -> SqlSandbox:
+    def new_sandbox(self, item: SqlItem) -> Sandbox:
         """A fresh database holding ``item``'s table, with this env's limits."""
         return self._new_sandbox(item)
 
-    def _new_sandbox(self, item: SqlItem) -> SqlSandbox:
-        return SqlSandbox(
-            item.table_name, item.columns, item.rows, timeout_s=self.timeout_s, reply_limit=self.reply_limit
+    def _new_sandbox(self, item: SqlItem) -> Sandbox:
+        return open_sandbox(
+            item, backend=self.backend, db_url=self.db_url, timeout_s=self.timeout_s, reply_limit=self.reply_limit
         )
 
+    def close(self) -> None:
+        """Drop the episode's database (the ``mysql`` backend's server stays up for the next episode)."""
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
     def _prepare_reference(self, item: SqlItem) -> None:
-        """Run the reference statement on a scratch copy: the expert's operation and its expected reply."""
-        self._reference_sql, self._reference_reply, self._target_hash = None, None, item.answer_md5
-        self._target_rows = None
-        scratch = self._new_sandbox(item)
-        try:
-            if item.reference_sql:
-                result = scratch.execute(item.reference_sql)
-                if result.error is None:
-                    self._reference_sql, self._reference_reply = item.reference_sql, result.reply
-            if item.mutation and self._reference_sql is not None:
-                rows = scratch.table_rows() or []
-                replayed = printed_hash(table_hash(rows))
-                if self._target_hash is None:
-                    self._target_hash = replayed
-                if replayed == self._target_hash:  # the reference reproduces the stored hash
-                    self._target_rows = rows
-            elif self._reference_sql is None:
-                fallback = f"SELECT * FROM {ident(item.table_name)}"
-                self._reference_sql, self._reference_reply = fallback, scratch.execute(fallback).reply
-        finally:
-            scratch.close()
+        """Plan the expert on scratch copies (``expert.plan_expert``): its operation and expected reply."""
+        plan = plan_expert(item, self._new_sandbox)
+        self.expert_plan = plan
+        self._reference_sql, self._reference_reply = plan.operation, plan.reply
+        self._target_hash = plan.target_hash if item.mutation else item.answer_md5
+        self._target_rows = list(plan.target_rows) if plan.target_rows is not None else None
 
     def step(self, action: str) -> StepResult:
         if self._done or self._item is None or self._sandbox is None:
             return _result("", 0.0, True, self._info(valid=False, kind="none", status="episode is over"))
         parsed = actions.parse_action(action)
+        if self._operations >= self.max_round and parsed.kind != "answer":
+            # AgentBench: the turn after the last allowed operation is final whatever its action
+            # word; a Final Answer line in it still counts, and mutation tables are hashed anyway.
+            if parsed.final_answer:
+                return self._finish(parsed.final_answer, STATUS_COMPLETED, valid=True, kind="answer")
+            return self._finish("", STATUS_LIMIT, valid=False, kind=parsed.kind, reason=parsed.text)
         if parsed.kind == "operation":
-            if self._operations >= self.max_round:
-                return self._finish("", STATUS_LIMIT, valid=False, kind="operation")
             return self._operate(parsed.text)
         if parsed.kind == "answer":
             return self._finish(parsed.text, STATUS_COMPLETED, valid=True, kind="answer")
-        status = STATUS_LIMIT if self._operations >= self.max_round else STATUS_VALIDATION_FAILED
-        return self._finish("", status, valid=False, kind="invalid", reason=parsed.text)
+        return self._finish("", STATUS_VALIDATION_FAILED, valid=False, kind="invalid", reason=parsed.text)
+
+    @property
+    def step_budget(self) -> int:
+        """Agent turns one episode can take: ``max_round`` operations plus the final turn (AgentBench)."""
+        return self.max_round + 1
 
     def _operate(self, sql: str) -> StepResult:
         assert self._sandbox is not None
@@ -251,13 +274,15 @@ class SqlEnv(Env):
         assert item is not None and sandbox is not None
         info = self._info(valid=valid, kind=kind, status=status, answer=answer)
         if item.mutation:
-            current = printed_hash(table_hash(rows)) if (rows := sandbox.table_rows()) is not None else None
+            current = printed_table_hash(sandbox)
             won = current is not None and current == self._target_hash
             info["expected"] = self._target_hash
             info["table_hash"] = current
         else:
             won = answers_match(answer, item.label)
             info["expected"] = list(item.label)
+            # Could the agent have read its answer off a reply? False flags an unseen (guessed) answer.
+            info["answer_in_observation"] = answer_observed(answer, sorted(self._replies)) if answer else None
         if reason is not None:
             info["reason"] = reason
         info["won"] = won
@@ -294,8 +319,11 @@ class SqlEnv(Env):
     def _current_hash(self) -> str | None:
         if self._sandbox is None:
             return None
-        rows = self._sandbox.table_rows()
-        return None if rows is None else printed_hash(table_hash(rows))
+        return printed_table_hash(self._sandbox)
+
+    def table_hash(self) -> str | None:
+        """The episode's table hashed as the benchmark grades mutations (``[('<hex>',)]``), None if gone."""
+        return self._current_hash()
 
     def _reference_seen(self) -> bool:
         return self._reference_reply is not None and self._reference_reply in self._replies
@@ -304,8 +332,9 @@ class SqlEnv(Env):
         """Run the reference SQL, then answer (the label for queries; ``[]`` once a mutation is done).
 
         A mutation table that was already changed is repaired toward the target rows
-        (``repair.repair_statement``); where even that is impossible (a column was dropped,
-        the target is unknown) the expert answers, which ends the episode as a failure.
+        (``repair.repair_statement``). There is no expert (None) for a mutation whose reference
+        fails or does not reproduce ``answer_md5``, or whose table can no longer be repaired
+        (``expert_plan.reason`` says why); the budget of ``max_round`` operations is respected.
         """
         item = self._item
         if self._done or item is None:
@@ -316,16 +345,16 @@ class SqlEnv(Env):
             return actions.answer(" " + answer_literal(item.label))
         return actions.operation(self._reference_sql)
 
-    def _mutation_expert(self, item: SqlItem) -> str:
+    def _mutation_expert(self, item: SqlItem) -> str | None:
         assert self._sandbox is not None
         done = actions.answer(" []")
         current = self._current_hash()
-        if current == self._target_hash or self._operations >= self.max_round:
+        if current == self._target_hash:
             return done
+        if self._target_rows is None or self._operations >= self.max_round:
+            return None
         if current == self._initial_hash and self._reference_sql is not None:
             return actions.operation(self._reference_sql)
-        if self._target_rows is None:
-            return done
         statement = repair_statement(
             item.table_name,
             item.columns,
@@ -333,7 +362,7 @@ class SqlEnv(Env):
             self._target_rows,
             table_exists=self._sandbox.table_exists(),
         )
-        return done if statement is None else actions.operation(statement)
+        return None if statement is None else actions.operation(statement)
 
     def progress(self) -> float | None:
         item = self._item
@@ -359,7 +388,10 @@ def _result(observation: str, reward: float, done: bool, info: dict[str, Any]) -
         answer=info.get("answer") if kind == "answer" else None,
         expected=info.get("expected"),
         table_hash=info.get("table_hash"),
+        answer_seen=info.get("answer_in_observation") if kind == "answer" else None,
     )
-    facts = StepFacts(won=bool(info.get("won")), final=bool(info.get("final")), sql=sql)
+    facts = StepFacts(
+        won=bool(info.get("won")), final=bool(info.get("final")), stop=info.get("status") if done else None, sql=sql
+    )
     extras = {key: info[key] for key in ("status", "operations", "reason") if key in info}
     return StepResult(observation, reward, done, extras, facts=facts, valid=info.get("valid"))

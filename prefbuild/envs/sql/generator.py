@@ -109,9 +109,18 @@ def ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+_LITERAL_ESCAPES = str.maketrans({"\\": "\\\\", "'": "''", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"})
+
+
 def literal(value: str) -> str:
-    """A MySQL string literal (backslash and quote escaped)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+    r"""A MySQL string literal: backslash, quote, newline, carriage return, tab and NUL escaped
+    the MySQL way (reference manual 9.1.1), so the statement stays one line and matches the value.
+
+    Example:
+        >>> print(literal("it's\na\tb"))
+        'it''s\na\tb'
+    """
+    return "'" + value.translate(_LITERAL_ESCAPES) + "'"
 
 
 def label_text(value: Any) -> str:

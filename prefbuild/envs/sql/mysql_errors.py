@@ -7,8 +7,11 @@ messages are mapped onto the MySQL forms the benchmark produces.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
 
 # MySQL prints at most 80 characters of the statement after the point of the syntax error.
 _NEAR_LIMIT = 80
@@ -41,6 +44,11 @@ def syntax_error(statement: str, offset: int) -> MySqlError:
     )
 
 
+def commands_out_of_sync() -> MySqlError:
+    """What the benchmark's client answers to several statements sent as one."""
+    return MySqlError(2014, "HY000", "Commands out of sync; you can't run this command now")
+
+
 def empty_query() -> MySqlError:
     return MySqlError(1065, "42000", "Query was empty")
 
@@ -59,29 +67,78 @@ def access_denied() -> MySqlError:
     )
 
 
-_CLAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bwhere\b", re.IGNORECASE), "where clause"),
-    (re.compile(r"\border\s+by\b", re.IGNORECASE), "order clause"),
-    (re.compile(r"\bgroup\s+by\b", re.IGNORECASE), "group statement"),
-    (re.compile(r"\bhaving\b", re.IGNORECASE), "having clause"),
-    (re.compile(r"\bon\b", re.IGNORECASE), "on clause"),
-    (re.compile(r"\b(?:select|set|into|values)\b", re.IGNORECASE), "field list"),
-)
+# Where MySQL resolves names, in order (Query_block::prepare): the select list, then WHERE and
+# join conditions, GROUP BY, HAVING, ORDER BY. The first unknown column in this order is reported.
+_CLAUSE_ORDER = ("field list", "on clause", "where clause", "group statement", "having clause", "order clause")
 
 
-def _clause_of(statement: str, name: str) -> str:
-    """Which clause MySQL would name for an unknown column: the last clause keyword before it."""
-    bare = name.split(".")[-1]
-    position = statement.lower().find(bare.lower())
-    if position < 0:
+def clause_at(tokens: Sequence[Any], position: int) -> str:
+    """The clause MySQL names for a column reference at ``tokens[position]``."""
+    depth = 0
+    for index in range(position - 1, -1, -1):
+        token = tokens[index]
+        if token.text == ")":
+            depth += 1
+            continue
+        if token.text == "(":
+            depth = max(0, depth - 1)
+            continue
+        if depth or token.kind != "word":
+            continue
+        word = token.upper
+        if word == "WHERE":
+            return "where clause"
+        if word == "ON":
+            return "on clause"
+        if word == "HAVING":
+            return "having clause"
+        if word == "BY" and index >= 1 and tokens[index - 1].upper == "ORDER":
+            return "order clause"
+        if word == "BY" and index >= 1 and tokens[index - 1].upper == "GROUP":
+            return "group statement"
+        if word in ("SELECT", "SET", "VALUES", "UPDATE", "INSERT", "INTO", "DISTINCT"):
+            return "field list"
+    return "field list"
+
+
+def _clause_of(statement: str, name: str, tokens: Sequence[Any] | None) -> str:
+    """Which clause MySQL would name for the unknown column ``name`` (``t.col`` or ``col``)."""
+    if not tokens:
         return "field list"
-    head = statement[:position]
-    best, best_at = "field list", -1
-    for pattern, clause in _CLAUSES:
-        for match in pattern.finditer(head):
-            if match.start() > best_at:
-                best, best_at = clause, match.start()
-    return best
+    parts = name.split(".")
+    found: list[str] = []
+    for index, token in enumerate(tokens):
+        identifier = getattr(token, "identifier", None)
+        if identifier is None or identifier.casefold() != parts[-1].casefold():
+            continue
+        if index + 1 < len(tokens) and tokens[index + 1].text == "(":
+            continue
+        found.append(clause_at(tokens, index))
+    if not found:
+        return "field list"
+    return min(found, key=_CLAUSE_ORDER.index)
+
+
+def _by_term(tokens: Sequence[Any], keyword: str, number: int) -> str | None:
+    """The text of the ``number``-th term after the last ``ORDER BY`` / ``GROUP BY`` (1-based)."""
+    for index in range(len(tokens) - 2, -1, -1):
+        if tokens[index].upper == keyword and tokens[index + 1].upper == "BY":
+            terms, depth, current = [], 0, []
+            for token in tokens[index + 2 :]:
+                if token.text == "(":
+                    depth += 1
+                elif token.text == ")":
+                    depth -= 1
+                if depth == 0 and token.text == ",":
+                    terms.append(current)
+                    current = []
+                elif depth >= 0:
+                    current.append(token)
+            terms.append(current)
+            if 0 < number <= len(terms) and terms[number - 1]:
+                return terms[number - 1][0].text
+            return None
+    return None
 
 
 def _find_near(statement: str, token: str) -> int:
@@ -94,20 +151,42 @@ def _find_near(statement: str, token: str) -> int:
     return position if position >= 0 else len(statement)
 
 
-def from_sqlite(error: sqlite3.Error, *, statement: str, database: str) -> MySqlError:
-    """The MySQL error the benchmark's server would most likely have given for this SQLite error."""
+def from_sqlite(
+    error: sqlite3.Error,
+    *,
+    statement: str,
+    database: str,
+    tokens: Sequence[Any] | None = None,
+    near: Callable[[str], int] | None = None,
+) -> MySqlError:
+    """The MySQL error the benchmark's server would most likely have given for this SQLite error.
+
+    ``tokens``: the statement's significant tokens (for clause attribution); ``near``: maps
+    SQLite's ``near "X"`` fragment to its offset in ``statement`` (through the rewrite).
+    """
     message = str(error)
+    locate = near or functools.partial(_find_near, statement)
     if match := re.fullmatch(r'near "(.*)": syntax error', message, re.DOTALL):
-        return syntax_error(statement, _find_near(statement, match.group(1)))
+        return syntax_error(statement, locate(match.group(1)))
     if match := re.fullmatch(r'unrecognized token: "(.*)"', message, re.DOTALL):
-        return syntax_error(statement, _find_near(statement, match.group(1)))
+        return syntax_error(statement, locate(match.group(1)))
     if message == "incomplete input":
         return syntax_error(statement, len(statement))
     if match := re.fullmatch(r"no such table: (?:main\.|temp\.)?(.*)", message, re.DOTALL):
         return unknown_table(database, match.group(1))
     if match := re.fullmatch(r"no such column: (.*)", message, re.DOTALL):
         name = match.group(1)
-        return MySqlError(1054, "42S22", f"Unknown column '{name}' in '{_clause_of(statement, name)}'")
+        return MySqlError(1054, "42S22", f"Unknown column '{name}' in '{_clause_of(statement, name, tokens)}'")
+    if match := re.fullmatch(r"(\d+)(?:st|nd|rd|th) (ORDER|GROUP) BY term out of range.*", message, re.DOTALL):
+        clause = "order clause" if match.group(2) == "ORDER" else "group statement"
+        term = _by_term(tokens or (), match.group(2), int(match.group(1))) or match.group(1)
+        return MySqlError(1054, "42S22", f"Unknown column '{term}' in '{clause}'")
+    if re.fullmatch(r"sub-select returns \d+ columns - expected 1|row value misused", message):
+        return MySqlError(1241, "21000", "Operand should contain 1 column(s)")
+    if message == "no tables specified":
+        return MySqlError(1096, "HY000", "No tables used")
+    if match := re.fullmatch(r"table .* has no column named (.*)", message, re.DOTALL):
+        return MySqlError(1054, "42S22", f"Unknown column '{match.group(1)}' in 'field list'")
     if re.search(r"has \d+ columns but \d+ values were supplied|\d+ values for \d+ columns", message):
         return MySqlError(1136, "21S01", "Column count doesn't match value count at row 1")
     if re.search(r"SELECTs to the left and right of \w+ do not have the same number of result columns", message):

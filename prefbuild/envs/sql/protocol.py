@@ -75,10 +75,12 @@ class DBBenchProtocol(Protocol):
             problems.append("several 'Action:' lines; only the first counts")
         if word == "Operation":
             blocks = SQL_BLOCK_RE.findall(text)
+            beside = FINAL_ANSWER_RE.search(text)  # read by the env only on the turn after the last operation
+            final_answer = beside.group(1) if beside else None
             if not blocks:
                 return ParsedOutput(
                     thought=thought,
-                    action=actions.invalid("Action: Operation without a ```sql block"),
+                    action=actions.invalid("Action: Operation without a ```sql block", final_answer),
                     format_ok=False,
                     problems=(*problems, "'Action: Operation' without a ```sql block"),
                 )
@@ -88,12 +90,12 @@ class DBBenchProtocol(Protocol):
             if len(blocks) > 1:
                 problems.append("several ```sql blocks; only the first is executed")
             if FINAL_ANSWER_RE.search(text):
-                problems.append("a Final Answer in an Operation turn is ignored")
+                problems.append("a Final Answer in an Operation turn is ignored (unless no operation is left)")
             if not sql:
                 problems.append("empty ```sql block")
             return ParsedOutput(
                 thought=thought,
-                action=actions.operation(sql),
+                action=actions.operation(sql, final_answer),
                 format_ok=not problems and not normalized,
                 normalized=tuple(normalized),
                 problems=tuple(problems),

@@ -119,10 +119,16 @@ def _household(
     result = result if isinstance(result, dict) else {}
     log = result.get("log") if isinstance(result.get("log"), list) else None
     first = str(result.get("init_prompt") or history[start].content)
-    steps = _household_steps_from_log(log, first, where) if log else _household_steps_from_history(history, start)
+    if log:
+        steps = _household_steps_from_log(log, first, where)
+        # A last turn without an ACTION ends the episode before AgentBench logs a round for it.
+        extra = _household_steps_from_history(history, start)[len(steps) :]
+        steps += [step.model_copy(update={"index": len(steps) + offset}) for offset, step in enumerate(extra)]
+    else:
+        steps = _household_steps_from_history(history, start)
     success = bool(result.get("result")) if "result" in result else None
     outcome = _outcome(status, success)
-    goal_text = first.split("Your task is to:", 1)[1] if "Your task is to:" in first else ""
+    goal_text = first.rsplit("Your task is to:", 1)[1] if "Your task is to:" in first else ""
     goal_text = bare_observation(goal_text).strip()
     goal = parse_goal(goal_text)
     task = TaskInfo(
@@ -144,8 +150,16 @@ def _household(
 
 
 def _dialect(first: str, steps: list[Step]) -> str:
-    text = first + "".join(step.feedback for step in steps[:5])
-    return "modern" if "move " in text and " to the " in text and "in/on" not in text else "classic"
+    """``modern`` when the game offered ``move X to Y`` commands (or, without recorded
+    admissible lists, replied in that dialect), else ``classic``."""
+    for step in steps:
+        for command in step.facts.admissible or ():
+            if command.startswith("move ") and " to " in command:
+                return "modern"
+            if command.startswith("put ") and " in/on " in command:
+                return "classic"
+    text = first + "".join(step.feedback for step in steps)
+    return "modern" if "You move the " in text and "in/on" not in text else "classic"
 
 
 def _household_steps_from_log(log: list[Any], first: str, where: str) -> list[Step]:

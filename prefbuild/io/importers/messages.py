@@ -13,6 +13,8 @@ Optional top-level fields: ``id``, ``success`` / ``won`` (bool) or ``reward`` (n
 
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
 
 from prefbuild.io.importers.agentbench import KIND_TO_TYPE
@@ -23,17 +25,56 @@ from prefbuild.labelers.text import is_completion_claim
 from prefbuild.records import EnvInfo, Message, Outcome, Role, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
 
 _OBSERVATION_PREFIX = "Observation:"
+logger = logging.getLogger(__name__)
 
 
 def is_messages_record(record: Any) -> bool:
     return isinstance(record, dict) and isinstance(record.get("messages"), list) and "steps" not in record
 
 
-def _protocol(turns: list[Message]) -> str:
+_REACT_LINE = re.compile(
+    r"^\s*(?:>\s*)?(?:think:|(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine)\b)", re.IGNORECASE
+)
+_REACT_PROMPT = re.compile(r"^> (?:think: |go to )", re.MULTILINE)
+
+
+def detect_protocol(turns: list[Message]) -> str:
+    """``react``, ``eto`` or ``agentbench``: the household protocol a chat log was written in.
+
+    ReAct logs show ``> `` transcripts in the prompt and answer with one bare line per turn
+    (``think: ...`` or a command); ETO turns carry ``Action:``, AgentBench ones ``ACTION:``.
+
+    Args:
+        turns: the chat turns from the task turn on (the prompt turn included).
+
+    Returns:
+        The protocol name as ``prefbuild.envs.get_protocol`` knows it.
+
+    Example:
+        >>> detect_protocol([Message(role=Role.assistant, content="think: I need a mug.")])
+        'react'
+    """
     replies = [m.content for m in turns if m.role is Role.assistant]
     upper = sum("ACTION:" in reply for reply in replies)
     eto = sum("Action:" in reply for reply in replies)
+    react = sum(bool(_REACT_LINE.match(reply)) and "ACTION:" not in reply for reply in replies)
+    prompted = any(_REACT_PROMPT.search(m.content) for m in turns if m.role is not Role.assistant)
+    if react > max(upper, eto) or (prompted and react >= max(upper, eto)):
+        return "react"
     return "eto" if eto > upper else "agentbench"
+
+
+def _warn_if_unparsed(steps: list[Step], protocol: str, where: str) -> None:
+    """Most turns without an action (ReAct thoughts aside) means the log was read in the wrong protocol."""
+    empty = sum(1 for step in steps if step.action is None and not (protocol == "react" and step.thought))
+    if steps and empty * 2 > len(steps):
+        logger.warning(
+            "%s: %d of %d turns parse to no action with the %r protocol; is this log in another format?",
+            where,
+            empty,
+            len(steps),
+            protocol,
+        )
 
 
 def _feedback(text: str) -> str:
@@ -70,7 +111,7 @@ def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, 
     )
     if start is None:
         raise ExternalLogError(f"{where}: messages has no user turn with 'Your task is to:' (not a household run)")
-    protocol = _protocol(turns[start:])
+    protocol = detect_protocol(turns[start:])
     steps: list[Step] = []
     observation = turns[start].content
     position = start + 1
@@ -93,8 +134,10 @@ def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, 
         )
         observation = feedback_turn
         position += 2
+    _warn_if_unparsed(steps, protocol, where)
     outcome, known = _outcome(record, steps[-1] if steps else None)
-    goal_text = bare_observation(turns[start].content.split("Your task is to:", 1)[1]).strip().split("\n", 1)[0]
+    # The task turn may hold few-shot transcripts first (ReAct): the real task is the last one.
+    goal_text = bare_observation(turns[start].content.rsplit("Your task is to:", 1)[1]).strip().split("\n", 1)[0]
     goal = parse_goal(goal_text)
     trajectory_id = str(record.get("id") or default_id)
     return Trajectory(

@@ -8,6 +8,7 @@ finds one failure mode and quotes the SQL, error or answer it saw.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any, ClassVar
 
@@ -64,8 +65,14 @@ def operation_succeeded(step: Step) -> bool:
 
 
 def normalize_sql(sql: str) -> str:
-    """Comparable form of a query: lower case, single spaces, no spaces at punctuation, no trailing ';'."""
-    text = _SPACES.sub(" ", sql.strip().rstrip(";").strip()).lower()
+    """Comparable form of a query: lower case, single spaces, no spaces at punctuation, no trailing ';',
+    no backquotes around names.
+
+    Example:
+        >>> normalize_sql("SELECT `Population` FROM `Towns`;") == normalize_sql("select Population from Towns")
+        True
+    """
+    text = _SPACES.sub(" ", sql.strip().rstrip(";").strip().replace("`", "")).lower()
     return _AROUND_PUNCTUATION.sub(r"\1", text)
 
 
@@ -104,12 +111,19 @@ class SqlErrorLabeler(Labeler):
 
 class SqlWrongAnswerLabeler(Labeler):
     """Labels a final answer the grader rejected (queries), or the answer that ended a mutation
-    episode whose table does not match the reference after a mutation ran."""
+    episode whose table does not match the reference after a mutation ran.
+
+    Where the log does not record the grader's verdict (``facts.won`` unknown, as in AgentBench
+    ``runs.jsonl``) it never guesses: it labels a query answer only when the evidence shows it
+    wrong, i.e. a value that appears in no observed result and cannot be derived from one
+    (a row count, a number equal to an observed one). Mutation answers stay unlabelled there.
+    """
 
     name: ClassVar[str] = "sql_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
+    version: ClassVar[int] = 2
     envs: ClassVar[tuple[str, ...]] = ("sql",)
-    defaults: ClassVar[dict[str, Any]] = {}
+    defaults: ClassVar[dict[str, Any]] = {"unobserved_confidence": 0.7}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         if trajectory.outcome.success:
@@ -119,7 +133,8 @@ class SqlWrongAnswerLabeler(Labeler):
                 continue
             if step.facts.won is True:
                 return []
-            known = step.facts.won is False
+            if step.facts.won is None:
+                return self._unobserved(trajectory, step)
             answer = answer_text(step) or ""
             expected = step.facts.sql.expected if step.facts.sql is not None else None
             if _is_mutation_task(trajectory):
@@ -133,8 +148,79 @@ class SqlWrongAnswerLabeler(Labeler):
                 evidence = f"final answer '{short(answer.strip(), 60)}' is wrong"
                 if expected is not None:
                     evidence += f"; expected {short(repr(expected), 60)}"
-            return [self.make_label(step, 1.0 if known else 0.8, evidence)]
+            return [self.make_label(step, 1.0, evidence)]
         return []
+
+    def _unobserved(self, trajectory: Trajectory, step: Step) -> list[Label]:
+        if _is_mutation_task(trajectory):
+            return []
+        results = [
+            _result(item)
+            for item in trajectory.steps[: step.index]
+            if step_kind(item) == "operation" and sql_error(item) is None and item.feedback.strip()
+        ]
+        values = answer_values(answer_text(step) or "")
+        missing = [value for value in values if not derivable(value, results)]
+        if values == [] and "[]" in results:
+            return []
+        if values and not missing:
+            return []
+        shown = ", ".join(f"'{short(value, 30)}'" for value in (missing or ["(empty)"]))
+        if results:
+            evidence = (
+                f"answer {shown} appears in none of the {len(results)} observed result(s) "
+                "and cannot be derived from them (the log does not record the grader's verdict)"
+            )
+        else:
+            evidence = f"answer {shown} was given without any observed query result (no query succeeded)"
+        return [self.make_label(step, float(self.config["unobserved_confidence"]), evidence)]
+
+
+_YES_NO = frozenset({"yes", "no", "true", "false"})
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_ROW = re.compile(r"\((?:[^()']|'[^']*')*\)")
+
+
+def answer_values(answer: str) -> list[str]:
+    """The values of a DBBench final answer (``["a", "b"]``, or the bare text as one value).
+
+    Example:
+        >>> answer_values(' ["Women +60kg Bronze", 3]')
+        ['Women +60kg Bronze', '3']
+    """
+    text = answer.strip()
+    try:
+        parsed = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return [text] if text else []
+    if isinstance(parsed, list | tuple):
+        return [str(value).strip() for value in parsed]
+    return [str(parsed).strip()]
+
+
+def derivable(value: str, results: list[str]) -> bool:
+    """``value`` occurs in an observed result, equals a number in one, or counts a result's rows.
+
+    Example:
+        >>> derivable("3", ["[('a',), ('b',), ('c',)]"]), derivable("5", ["[(3.0,)]"])
+        (True, False)
+    """
+    lowered = value.lower()
+    if lowered in _YES_NO:
+        return bool(results)  # a yes/no answer is judged from any observed result
+    whole = re.compile(r"(?<![\w.])" + re.escape(lowered) + r"(?![\w.])") if lowered else None
+    if whole is not None and any(whole.search(result.lower()) for result in results):
+        return True
+    try:
+        number = float(value.replace(",", ""))
+    except ValueError:
+        return False
+    for result in results:
+        if any(float(found) == number for found in _NUMBER.findall(result)):
+            return True
+        if result.startswith("[") and len(_ROW.findall(result)) == number:
+            return True
+    return False
 
 
 class SqlPrematureSuccessLabeler(Labeler):
@@ -156,7 +242,9 @@ class SqlPrematureSuccessLabeler(Labeler):
                         return []
                     evidence = "answered a modification task before any INSERT/UPDATE/DELETE changed the table"
                 else:
-                    if any(operation_succeeded(item) for item in earlier):
+                    if step.facts.won is None or any(operation_succeeded(item) for item in earlier):
+                        # Without the grader's verdict an answer from memory may be right; wrong_answer
+                        # judges it on the evidence instead.
                         return []
                     failed = sum(1 for item in earlier if step_kind(item) == "operation")
                     evidence = f"answered '{short((answer_text(step) or '').strip(), 50)}' without a successful query"
@@ -169,7 +257,8 @@ class SqlPrematureSuccessLabeler(Labeler):
 
 
 class SqlLoopLabeler(Labeler):
-    """Labels a statement that repeats an earlier one (normalised) while no other statement changed the table."""
+    """Labels a statement that repeats an earlier one (normalised) while no other statement changed the
+    table and its result did not change (a SELECT re-run to verify an INSERT is not a loop)."""
 
     name: ClassVar[str] = "sql_loop"
     mode: ClassVar[str] = FailureMode.loop.value
@@ -188,11 +277,14 @@ class SqlLoopLabeler(Labeler):
                 continue
             key = normalize_sql(sql)
             seen = occurrences.setdefault(key, [])
+            changed = bool(seen) and _result(trajectory.steps[seen[-1]]) != _result(step)
+            if changed:
+                seen.clear()
             seen.append(step.index)
             if len(seen) >= needed:
                 evidence = (
                     f"statement '{short(sql, 70)}' repeats step(s) {format_steps(seen[:-1])} "
-                    "with no other change to the table in between"
+                    "with the same result and no other change to the table in between"
                 )
                 labels.append(self.make_label(step, 0.9 if len(seen) >= 3 else 0.7, evidence))
             if mutated(step):
@@ -200,6 +292,11 @@ class SqlLoopLabeler(Labeler):
                 # same statement again (a second identical INSERT) is still a repeat.
                 occurrences = {key: seen}
         return labels
+
+
+def _result(step: Step) -> str:
+    """What a statement returned (its error, or the printed rows), comparable across steps."""
+    return _SPACES.sub(" ", (sql_error(step) or step.feedback).strip())
 
 
 SQL_LABELERS: dict[str, type[Labeler]] = {

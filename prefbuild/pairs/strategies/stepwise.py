@@ -105,11 +105,7 @@ class StepwiseStrategy(TeacherWriting):
         "modes",
         "min_confidence",
         "templates",
-        "teacher",
-        "max_attempts",
-        "sampling",
-        "max_thought_chars",
-        "seed",
+        *TeacherWriting.TEACHER_PARAMS,
     )
 
     def __init__(self, **params: Any) -> None:

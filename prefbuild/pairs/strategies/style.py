@@ -111,11 +111,7 @@ class StyleStrategy(TeacherWriting):
         "modes",
         "max_thought_words",
         "filler",
-        "teacher",
-        "max_attempts",
-        "sampling",
-        "max_thought_chars",
-        "seed",
+        *TeacherWriting.TEACHER_PARAMS,
     )
 
     def __init__(self, **params: Any) -> None:

@@ -1,0 +1,106 @@
+"""What the household env confirmed so far: where moved objects are, what was heated, what is held.
+
+Labelers that judge progress (loops, success claims, phantom objects) need the state the
+*environment* confirmed, not what the agent wrote. It is read from the env's replies only:
+``You pick up the X from the Y``, ``You put the X in/on the Y`` / ``You move the X to the Y``,
+``You heat/cool/clean the X using the Y``, ``You slice ...``, ``You turn on the Z``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+_NAME = r"([a-z]+ \d+)"
+# One pass over a reply finds every kind of state change it reports.
+_EFFECT = re.compile(
+    rf"you pick up the {_NAME} from the {_NAME}"
+    rf"|you (?:put|move) the {_NAME} (?:in/on|in|on|to) the {_NAME}"
+    rf"|you (heat|cool|clean|slice) the {_NAME}"
+    rf"|you turn on the {_NAME}"
+)
+HAND = "hand"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One state change the env reported: ``kind`` is pick, put, heat, cool, clean, slice or on."""
+
+    kind: str
+    obj: str
+    place: str | None = None
+
+
+@lru_cache(maxsize=4096)
+def effects(feedback: str) -> tuple[Effect, ...]:
+    """The state changes an env reply confirms, in order.
+
+    Example:
+        >>> effects("You pick up the mug 1 from the countertop 1.")
+        (Effect(kind='pick', obj='mug 1', place='countertop 1'),)
+    """
+    lowered = feedback.lower()
+    if "you " not in lowered:
+        return ()
+    found: list[Effect] = []
+    for match in _EFFECT.finditer(lowered):
+        picked, source, moved, place, verb, processed, switched = match.groups()
+        if picked:
+            found.append(Effect("pick", picked, source))
+        elif moved:
+            found.append(Effect("put", moved, place))
+        elif verb:
+            found.append(Effect(verb, processed))
+        else:
+            found.append(Effect("on", switched))
+    return tuple(found)
+
+
+@dataclass
+class HouseState:
+    """The confirmed state of the objects the agent changed (others are where the game put them).
+
+    An object put back where it was first picked up counts as untouched, so toggling an
+    object between the hand and its place returns to the same ``key()``.
+    """
+
+    where: dict[str, str] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)
+    done: set[tuple[str, str]] = field(default_factory=set)
+    puts: list[tuple[str, str]] = field(default_factory=list)
+    _key: frozenset[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def hand(self) -> str | None:
+        return next((obj for obj, place in self.where.items() if place == HAND), None)
+
+    def key(self) -> frozenset[tuple[str, str]]:
+        """A hashable snapshot: equal snapshots mean nothing the agent did has changed since."""
+        if self._key is None:
+            self._key = frozenset((*self.where.items(), *self.done))
+        return self._key
+
+    def apply(self, feedback: str) -> bool:
+        """Update from one env reply; returns whether it changed anything."""
+        found = effects(feedback) if len(feedback) <= 512 else effects.__wrapped__(feedback)
+        if not found:
+            return False
+        before = self.key()
+        self._key = None
+        for effect in found:
+            if effect.kind == "pick":
+                self.origin.setdefault(effect.obj, effect.place or "")
+                for obj, place in list(self.where.items()):
+                    if place == HAND and obj != effect.obj:
+                        del self.where[obj]
+                self.where[effect.obj] = HAND
+            elif effect.kind == "put":
+                self.puts.append((effect.obj, effect.place or ""))
+                if self.origin.get(effect.obj) == effect.place:
+                    self.where.pop(effect.obj, None)
+                else:
+                    self.where[effect.obj] = effect.place or ""
+            else:
+                self.done.add((effect.kind, effect.obj))
+        return self.key() != before

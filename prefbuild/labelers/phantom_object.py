@@ -1,0 +1,81 @@
+"""Phantom objects: errands run with an object the agent only believes it holds.
+
+Agents often write ``take egg 1 from fridge 1``, see it fail (``Nothing happens.``) or get
+snapped by AgentBench to another object, then walk to the microwave and ``heat egg 1``.
+That is not a search and not an ordinary invalid command: the agent's picture of its hand
+is wrong. This labeler tracks two hands side by side:
+
+* the **confirmed** hand: what the env said was picked up (``You pick up the X``), minus
+  what it said was put down;
+* the **claimed** hand: the object of the agent's last written ``take X from Y`` or its own
+  thought "I take X" / "Now I take a X (1)".
+
+A ``put``/``move``/``heat``/``cool``/``clean``/``slice`` command on the claimed object while
+the confirmed hand does not hold it is labelled, with both hands in the evidence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.household_state import HouseState
+from prefbuild.labelers.text import canonical_command, short
+from prefbuild.records import FailureMode, Label, Trajectory
+
+_TAKE = re.compile(r"^take ([a-z]+ \d+) from ")
+_USES_HELD = re.compile(r"^(?:put|heat|cool|clean|slice) ([a-z]+ \d+)\b")
+_THOUGHT_TAKE = re.compile(
+    r"\b(?:now\s+)?i\s+(?:(?:have|just|now)\s+)*(?:take|took|picked\s+up|pick\s+up|grab|grabbed)\s+"
+    r"(?:the|a|an)\s+([a-z]+)\s*\(?(\d+)\)?",
+    re.IGNORECASE,
+)
+
+
+def claimed_take(thought: str | None) -> str | None:
+    """The object a thought says the agent takes ("Now I take a mug (1)." -> ``mug 1``).
+
+    Example:
+        >>> claimed_take("Now I take a mug (1). Next, I need to go to microwave (1).")
+        'mug 1'
+    """
+    if not thought:
+        return None
+    match = _THOUGHT_TAKE.search(thought)
+    return f"{match.group(1).lower()} {match.group(2)}" if match else None
+
+
+class PhantomObjectLabeler(Labeler):
+    """Labels commands that use an object the agent claims to hold but the env never gave it."""
+
+    name: ClassVar[str] = "phantom_object"
+    mode: ClassVar[str] = FailureMode.phantom_object.value
+    version: ClassVar[int] = 1
+    envs: ClassVar[tuple[str, ...]] = ("household",)
+    defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        state = HouseState()
+        claimed: str | None = None
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            if self.config["thought_claims"]:
+                claimed = claimed_take(step.thought) or claimed
+            written = canonical_command(step.action)
+            take = _TAKE.match(written) if written else None
+            if take:
+                claimed = take.group(1)
+            use = _USES_HELD.match(written) if written else None
+            held = state.hand
+            if use and use.group(1) == claimed and claimed != held:
+                labels.append(
+                    self.make_label(
+                        step,
+                        0.9,
+                        f"'{short(step.action or '', 60)}' acts on '{claimed}', which the agent believes it holds, "
+                        f"but the env confirmed " + (f"'{held}' in hand" if held else "an empty hand"),
+                    )
+                )
+            state.apply(step.feedback)
+        return labels
