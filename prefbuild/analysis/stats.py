@@ -117,12 +117,30 @@ def pair_frame(pairs: Iterable[Pair], count: TokenCounter = estimate_tokens) -> 
     return pl.DataFrame((pair_row(pair, count) for pair in pairs), schema=PAIR_SCHEMA)
 
 
+def task_domain(trajectory: Trajectory) -> str:
+    """The domain or category pass@k is reported by: ``task.meta["domain"]`` or ``["category"]``
+    where the env records one (tau2's airline / retail / telecom), else the task type (BFCL's
+    categories, the code env's families), prefixed with the env name.
+
+    Example:
+        >>> from prefbuild.records import EnvInfo, Outcome, TaskInfo, TeacherInfo
+        >>> task_domain(Trajectory(id="t", task=TaskInfo(id="x", type="base", goal="", split="test"),
+        ...     env=EnvInfo(name="bfcl", protocol="hermes"), teacher=TeacherInfo(backend="b", model="m"),
+        ...     outcome=Outcome(success=False, stop_reason="max_steps")))
+        'bfcl/base'
+    """
+    meta = trajectory.task.meta
+    domain = meta.get("domain") or meta.get("category") or trajectory.task.type or "unknown"
+    return f"{trajectory.env.name}/{domain}"
+
+
 def trajectory_row(trajectory: Trajectory, count: TokenCounter = estimate_tokens) -> dict[str, Any]:
     """One flat row of facts about an episode (no text), for group-bys."""
     return {
         "id": trajectory.id,
         "task_id": trajectory.task.id,
         "task_type": trajectory.task.type or "unknown",
+        "domain": task_domain(trajectory),
         "split": trajectory.task.split,
         "env": trajectory.env.name,
         "teacher_model": trajectory.teacher.model,
@@ -141,7 +159,8 @@ def trajectory_row(trajectory: Trajectory, count: TokenCounter = estimate_tokens
 
 
 TRAJECTORY_SCHEMA: dict[str, type[pl.DataType]] = {
-    "id": pl.String, "task_id": pl.String, "task_type": pl.String, "split": pl.String, "env": pl.String,
+    "id": pl.String, "task_id": pl.String, "task_type": pl.String, "domain": pl.String, "split": pl.String,
+    "env": pl.String,
     "teacher_model": pl.String, "teacher_backend": pl.String, "sample_index": pl.Int64, "success": pl.Boolean,
     "reward": pl.Float64,
     "stop_reason": pl.String, "steps": pl.Int64, "labels": pl.Int64, "output_tokens": pl.Int64,
@@ -213,6 +232,27 @@ def pass_at_k_table(episodes: pl.DataFrame) -> dict[str, float]:
     return mean_pass_at_k({task: (n, c) for task, n, c in per_task.select("task_id", "n", "c").iter_rows()})
 
 
+def pass_at_k_by_domain(episodes: pl.DataFrame) -> list[dict[str, Any]]:
+    """Per domain: tasks, episodes and mean pass@k for every k all its tasks have samples for
+    (the cards report pass@1 and pass@4 per domain)."""
+    if episodes.is_empty():
+        return []
+    per_task = episodes.group_by("domain", "task_id").agg(
+        pl.len().alias("n"), pl.col("success").cast(pl.Int64).sum().alias("c")
+    )
+    rows: list[dict[str, Any]] = []
+    for (domain,), group in sorted(per_task.group_by("domain"), key=lambda item: str(item[0][0])):
+        outcomes = {task: (n, c) for task, n, c in group.select("task_id", "n", "c").iter_rows()}
+        rows.append({
+            "domain": domain,
+            "tasks": len(outcomes),
+            "episodes": int(group["n"].sum()),
+            **mean_pass_at_k(outcomes),
+        })
+    ks = list(dict.fromkeys(key for row in rows for key in row if key.startswith("pass@")))
+    return [{**row, **{k: row.get(k) for k in ks}} for row in rows]
+
+
 def success_by(episodes: pl.DataFrame, column: str) -> list[dict[str, Any]]:
     """Episodes, successes and success rate per value of ``column``."""
     if episodes.is_empty():
@@ -252,6 +292,7 @@ def trajectory_stats(episodes: pl.DataFrame, labels: pl.DataFrame) -> dict[str, 
         "success_rate": round(success_rate, 4),
         "simulated": SIMULATED_BACKEND in set(episodes["teacher_backend"].to_list()) if episodes.height else False,
         "pass_at_k": pass_at_k_table(episodes),
+        "pass_at_k_by_domain": pass_at_k_by_domain(episodes),
         "by_teacher_backend": counts(episodes, "teacher_backend"),
         "by_split": counts(episodes, "split"),
         "by_stop_reason": counts(episodes, "stop_reason"),

@@ -66,7 +66,10 @@ def _table(title: str, rows: list[dict[str, Any]]) -> Table | None:
     for column in rows[0]:
         table.add_column(column, justify="right" if isinstance(rows[0][column], int | float) else "left")
     for row in rows:
-        table.add_row(*(f"{value:.1%}" if key == "success_rate" else str(value) for key, value in row.items()))
+        table.add_row(*(
+            f"{value:.1%}" if (key == "success_rate" or key.startswith("pass@")) and value is not None else str(value)
+            for key, value in row.items()
+        ))
     return table
 
 
@@ -85,6 +88,7 @@ def render_stats(stats: dict[str, Any], console: Console) -> None:
             console.print("[yellow]simulated data: episodes of the scripted teacher (no model) are included[/]")
         for title, key in (("by split", "by_split"), ("stop reasons", "by_stop_reason"),
                            ("teacher backends", "by_teacher_backend"),
+                           ("pass@k by domain", "pass_at_k_by_domain"),
                            ("success by task type", "success_by_task_type"),
                            ("success by teacher model", "success_by_teacher_model"),
                            ("labels by failure mode", "labels_by_mode"),

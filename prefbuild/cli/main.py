@@ -145,12 +145,29 @@ def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
 RECIPE_HELP = "A recipe file, or the name of a bundled recipe (see `prefbuild recipes`)."
 
 
+def _ray_options(function: Any) -> Any:
+    function = click.option("--ray-shards", type=click.IntRange(min=1), default=None,
+                            help="With --ray: shards to split the tasks into (default: 4 per cluster CPU).")(function)
+    return click.option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+                        help="Run on a Ray cluster: ADDRESS (auto, host:6379, ray://host:10001) or, alone, a local "
+                             "one. --out may then be an fsspec URL (generate).")(function)
+
+
+def _ray_choice(ray: str | None, shards: int | None) -> Any:
+    if ray is None:
+        return None
+    from prefbuild.ray.driver import RayOptions
+
+    return RayOptions(address=ray, shards=shards)
+
+
 def _recipe_options(function: Any) -> Any:
     function = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                             help="Override a recipe field, e.g. --set env.num_tasks=20 (repeatable). With several "
                                  "envs, address one by name: --set env.sql.options.data_file=dev.jsonl")(function)
-    function = click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
-                            help="Run directory (default: output.dir of the recipe, or runs/<name>).")(function)
+    function = click.option("--out", "out", type=click.Path(file_okay=False),
+                            help="Run directory (default: output.dir of the recipe, or runs/<name>); with --ray "
+                                 "also an fsspec URL such as s3://bucket/runs/name.")(function)
     function = click.option("--limit", type=int, help="Run at most N episodes.")(function)
     function = click.option("--shard", metavar="K/N", help="Run only slice K of N (0-based) of the tasks.")(function)
     function = click.option("--new", is_flag=True,
@@ -162,8 +179,9 @@ def _recipe_options(function: Any) -> Any:
 @main.command()
 @click.argument("recipe")
 @_recipe_options
-def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None, shard: str | None,
-             new: bool, quiet: bool) -> None:
+@_ray_options
+def generate(recipe: str, overrides: tuple[str, ...], out: str | None, limit: int | None, shard: str | None,
+             new: bool, quiet: bool, ray: str | None, ray_shards: int | None) -> None:
     """Generate trajectories from a recipe: the teacher plays the env, every episode is saved.
 
     Resumable: re-running the same recipe into the same run directory skips finished
@@ -174,12 +192,14 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
       prefbuild generate quickstart
       prefbuild generate simulate --set env.num_tasks=200 --out runs/sim
       prefbuild generate my.yaml --shard 0/4      # on machine 1 of 4; then `prefbuild merge`
+      prefbuild generate my.yaml --ray auto --out /shared/runs/big   # on a Ray cluster
     """
     from prefbuild import api
     from prefbuild.cli.display import print_generate_summary
     from prefbuild.rollout.generate import exit_code
 
-    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new)
+    result = api.generate(recipe, overrides=overrides, out=out, shard=shard, limit=limit, quiet=quiet, new=new,
+                          ray=_ray_choice(ray, ray_shards))
     if not quiet:
         print_generate_summary(result)
     click.echo(f"trajectories: {result.run_dir / 'trajectories'}")
@@ -189,8 +209,9 @@ def generate(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: i
 @main.command()
 @click.argument("recipe")
 @_recipe_options
-def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | None,
-        shard: str | None, new: bool, quiet: bool) -> None:
+@_ray_options
+def run(recipe: str, overrides: tuple[str, ...], out: str | None, limit: int | None,
+        shard: str | None, new: bool, quiet: bool, ray: str | None, ray_shards: int | None) -> None:
     """Run every stage of a recipe: generate -> label -> pair -> export -> report.
 
     Each stage is also its own command over the files in the run directory, so any of them
@@ -208,7 +229,7 @@ def run(recipe: str, overrides: tuple[str, ...], out: Path | None, limit: int | 
         click.secho(f"{stage}", bold=True)
 
     summary = api.run(recipe, overrides=overrides, out=out, limit=limit, shard=shard, new=new, quiet=quiet,
-                      on_stage=announce)
+                      on_stage=announce, ray=_ray_choice(ray, ray_shards))
     if not quiet:
         print_generate_summary(summary.generated)
     print_run_summary(summary)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from prefbuild.records import Message, StepFacts, TaskInfo
+from prefbuild.records import Message, StepFacts, TaskInfo, ToolCall
 
 
 @dataclass(frozen=True)
@@ -126,6 +126,17 @@ class Protocol(ABC):
         """The reply to a turn with no action (ETO answers ``Observation: Error Input...``), or
         None when the benchmark ends the episode there (AgentBench)."""
         return None
+
+    def parse_completion(self, text: str, tool_calls: Sequence[ToolCall] = ()) -> ParsedOutput:
+        """Read one model turn that may carry the server's structured ``tool_calls`` (vLLM's
+        ``--tool-call-parser``). Default: the calls are written back as Hermes text after
+        ``text`` and parsed, so a protocol gets the same action either way. Tool protocols
+        override it to keep the server's call ids."""
+        if not tool_calls:
+            return self.parse(text)
+        from prefbuild.tooluse.hermes import render_tool_turn
+
+        return self.parse(render_tool_turn(list(tool_calls), content=text or None))
 
     @abstractmethod
     def render(self, action: str, thought: str | None = None) -> str:

@@ -1,6 +1,8 @@
 """LLaMA-Factory's sharegpt preference layout: ``conversations`` (from/value; roles
-human/gpt/observation/function_call), ``system``, ``chosen`` and ``rejected`` as one message each,
-registered by a ``dataset_info.json`` written next to the data."""
+human/gpt/observation/function_call), ``system``, ``tools`` (JSON text, empty without tools),
+``chosen`` and ``rejected`` as one message each, registered by a ``dataset_info.json`` written
+next to the data. Parallel calls are one ``function_call`` turn holding a list; their results
+one ``observation`` turn."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any, ClassVar
 
 from prefbuild.exports.base import Consumes, ExportError, ExportFormat, single_turn
 from prefbuild.exports.swift import call_arguments
+from prefbuild.exports.tooling import export_messages, tools_column
 from prefbuild.records import Message, Pair, Role
 
 DATASET_INFO = "dataset_info.json"
@@ -23,14 +26,28 @@ SHAREGPT_ROLES: dict[Role, str] = {
 
 
 def sharegpt_message(message: Message, where: str) -> dict[str, str]:
-    """One message as a sharegpt turn; a structured call becomes a ``function_call`` turn."""
+    """One message as a sharegpt turn; structured calls become a ``function_call`` turn (one call
+    as an object, parallel calls as a list, which LLaMA-Factory's function formatter reads)."""
     if message.tool_calls:
-        if len(message.tool_calls) != 1:
-            raise ExportError(f"{where}: sharegpt holds one function call per turn, not {len(message.tool_calls)}")
-        call = message.tool_calls[0].function
-        return {"from": "function_call",
-                "value": json.dumps({"name": call.name, "arguments": call_arguments(call.arguments)})}
+        calls = [
+            {"name": call.function.name, "arguments": call_arguments(call.function.arguments)}
+            for call in message.tool_calls
+        ]
+        value = calls[0] if len(calls) == 1 else calls
+        return {"from": "function_call", "value": json.dumps(value, ensure_ascii=False)}
     return {"from": SHAREGPT_ROLES[message.role], "value": message.content}
+
+
+def merged_tool_results(messages: Sequence[Message]) -> list[Message]:
+    """Consecutive ``tool`` messages (the results of parallel calls) as one observation turn, as
+    sharegpt alternates one observation with one function call."""
+    merged: list[Message] = []
+    for message in messages:
+        if message.role is Role.tool and merged and merged[-1].role is Role.tool:
+            merged[-1] = merged[-1].model_copy(update={"content": f"{merged[-1].content}\n{message.content}"})
+        else:
+            merged.append(message)
+    return merged
 
 
 def llamafactory_dataset_info(name: str, file_name: str) -> dict[str, Any]:
@@ -45,7 +62,13 @@ def llamafactory_dataset_info(name: str, file_name: str) -> dict[str, Any]:
             "file_name": file_name,
             "formatting": "sharegpt",
             "ranking": True,
-            "columns": {"messages": "conversations", "system": "system", "chosen": "chosen", "rejected": "rejected"},
+            "columns": {
+                "messages": "conversations",
+                "system": "system",
+                "tools": "tools",
+                "chosen": "chosen",
+                "rejected": "rejected",
+            },
             "tags": {
                 "role_tag": "from",
                 "content_tag": "value",
@@ -73,8 +96,8 @@ class LlamaFactoryFormat(ExportFormat):
     summary: ClassVar[str] = "LLaMA-Factory sharegpt ranking (conversations, chosen / rejected turns)"
 
     def row(self, record: Pair) -> dict[str, Any]:
-        chosen, rejected = single_turn(record, self.name)
-        prompt = list(record.prompt)
+        chosen, rejected = export_messages(single_turn(record, self.name), record.tools)
+        prompt = merged_tool_results(export_messages(record.prompt, record.tools))
         system = ""
         if prompt and prompt[0].role is Role.system:
             system = prompt.pop(0).content
@@ -95,6 +118,8 @@ class LlamaFactoryFormat(ExportFormat):
             "system": system,
             "chosen": sharegpt_message(chosen, f"pair {record.id} chosen"),
             "rejected": sharegpt_message(rejected, f"pair {record.id} rejected"),
+            # Always present (empty without tools): dataset_info.json maps the column for every split.
+            "tools": tools_column(record.tools).get("tools", ""),
         }
 
     def sidecar_files(self, files: Mapping[str, Sequence[str]]) -> dict[str, str]:

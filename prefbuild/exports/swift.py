@@ -8,7 +8,9 @@ import json
 from typing import Any, ClassVar
 
 from prefbuild.exports.base import Consumes, ExportError, ExportFormat, single_turn
+from prefbuild.exports.tooling import export_messages, tools_column
 from prefbuild.records import Message, Pair, Role
+from prefbuild.tooluse.hermes import render_tool_turn
 
 
 def call_arguments(arguments: str) -> Any:
@@ -46,14 +48,20 @@ class SwiftFormat(ExportFormat):
 
     def row(self, record: Pair) -> dict[str, Any]:
         chosen, rejected = single_turn(record, self.name)
-        for turn, side in ((chosen, "chosen"), (rejected, "rejected")):
-            if turn.tool_calls:
+        if rejected.tool_calls:
+            if record.tools is None:
                 raise ExportError(
-                    f"pair {record.id}: the {side} turn is a structured tool call; ms-swift's "
-                    "rejected_response and final response are text"
+                    f"pair {record.id}: the rejected turn is a structured tool call without tool definitions; "
+                    "ms-swift's rejected_response is text"
                 )
-        messages = [turn for m in [*record.prompt, chosen] for turn in swift_messages(m)]
-        return {"messages": messages, "rejected_response": rejected.content}
+            # ms-swift's hermes agent template writes calls as <tool_call> text: so does the rejected side.
+            rejected = rejected.model_copy(
+                update={"content": render_tool_turn(rejected.tool_calls, content=rejected.content), "tool_calls": None}
+            )
+        prompt = export_messages(record.prompt, record.tools)
+        (chosen,) = export_messages([chosen], record.tools)
+        messages = [turn for m in [*prompt, chosen] for turn in swift_messages(m)]
+        return {"messages": messages, "rejected_response": rejected.content, **tools_column(record.tools)}
 
     def loading_snippet(self, repo_id: str, config: str) -> str:
         return "\n".join([

@@ -1,7 +1,9 @@
 """TRL's conversational preference layout: ``prompt`` / ``chosen`` / ``rejected`` message lists.
 
 ``DPOTrainer`` applies the model's chat template itself, so rows keep the structured
-messages (tool calls and tool results included) rather than rendered text.
+messages (tool calls and tool results included) rather than rendered text. Pairs from tool
+envs add a ``tools`` column (the tool definitions as JSON text, which TRL's trainers pass to
+the chat template) and write Hermes-text calls as structured ``tool_calls``.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from prefbuild.exports.base import Consumes, ExportFormat, message_dict, reason_name
+from prefbuild.exports.tooling import export_messages, tools_column
 from prefbuild.records import Pair
 
 
@@ -25,12 +28,14 @@ class TrlFormat(ExportFormat):
     summary: ClassVar[str] = "TRL conversational preference (prompt / chosen / rejected message lists)"
 
     def row(self, record: Pair) -> dict[str, Any]:
+        tools = record.tools
         return {
-            "prompt": [message_dict(m) for m in record.prompt],
-            "chosen": [message_dict(m) for m in record.chosen],
-            "rejected": [message_dict(m) for m in record.rejected],
+            "prompt": [message_dict(m) for m in export_messages(record.prompt, tools)],
+            "chosen": [message_dict(m) for m in export_messages(record.chosen, tools)],
+            "rejected": [message_dict(m) for m in export_messages(record.rejected, tools)],
             "id": record.id,
             "reason": reason_name(record.reason),
+            **tools_column(tools),
         }
 
     def loading_snippet(self, repo_id: str, config: str) -> str:

@@ -87,6 +87,7 @@ def make_pair(
     reason: FailureMode | None,
     evidence: str | None = None,
     scores: dict[str, float] | None = None,
+    tools: list[dict[str, Any]] | None = None,
 ) -> Pair:
     """Build and validate one pair; ``InvalidPair`` says in a few words why it cannot exist."""
     if messages_payload(chosen) == messages_payload(rejected):
@@ -102,6 +103,7 @@ def make_pair(
             evidence=evidence,
             source=source,
             scores=scores,
+            tools=tools,
         )
     except ValidationError as error:
         raise InvalidPair(why_invalid(error), f"{source.trajectory_id} step {source.step}") from None

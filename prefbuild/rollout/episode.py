@@ -30,10 +30,13 @@ from prefbuild.records import (
     Trajectory,
     Usage,
     UsageTotals,
+    assistant_turn,
 )
 from prefbuild.rollout.plan import Episode, env_for
+from prefbuild.rollout.tools import request_tools, turn_calls, updated_tools
 from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import build_sampling
+from prefbuild.tooluse.hermes import render_tool_turn
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +82,17 @@ class EpisodeRunner:
         outputs: list[str] = []
         outcome: Outcome | None = None
         try:
-            observation, _ = env.reset(task)
+            observation, reset_info = env.reset(task)
             prefix = protocol.prefix_messages(task)
             admissible = env.admissible_actions()
             turn = protocol.observation_turn(observation, first=True, task=task, admissible=admissible)
+            tools = request_tools(protocol, task, reset_info or {})
         except Exception as error:  # an env that cannot start this task is recorded, not fatal
-            return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage)
+            return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage, None)
         role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
-        tools = protocol.tools()
+        # The env's reply as several messages (tool results, a user turn), shown before the next turn.
+        turn_messages: list[Message] | None = None
         # An env that states the benchmark's own turn budget (DBBench: operations + the answer
         # turn, after which the table is always graded) gets at least that many steps.
         budget = max(episode.env.max_steps, int(getattr(env, "step_budget", 0) or 0))
@@ -111,8 +116,12 @@ class EpisodeRunner:
             step_usage = Usage(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
             usage.add(step_usage)
             text = completion.text
-            outputs.append(text)
-            parsed = protocol.parse(text)
+            structured = () if completion.calls_in_text else completion.tool_calls
+            # Stop rules over raw outputs (three identical turns) see structured calls as their text.
+            outputs.append(render_tool_turn(list(structured), content=text or None) if structured else text)
+            parsed = protocol.parse_completion(text, structured)
+            calls, native = turn_calls(protocol, parsed, structured)
+            result_messages: list[Message] | None = None
             info: dict[str, Any] = {}
             facts = StepFacts(
                 finish_reason=completion.finish_reason,
@@ -143,6 +152,8 @@ class EpisodeRunner:
                 valid = bool(result.valid) if result.valid is not None else True
                 won = result.won
                 info.update(result.info)
+                result_messages = result.messages
+                tools = updated_tools(tools, result.info)
                 if result.facts is not None:
                     facts = _merge_facts(facts, result.facts)
             history_form = protocol.history_turn(turn)
@@ -151,8 +162,11 @@ class EpisodeRunner:
                     index=index,
                     observation=turn,
                     observation_role=role.value,
-                    observation_in_history=None if history_form == turn else history_form,
+                    observation_in_history=None if history_form == turn or turn_messages else history_form,
+                    observation_messages=turn_messages,
                     raw_output=text,
+                    tool_calls=calls,
+                    native_tool_calls=native,
                     thought=parsed.thought,
                     action=parsed.action,
                     format_ok=parsed.format_ok,
@@ -183,10 +197,17 @@ class EpisodeRunner:
                 break
             admissible = env.admissible_actions()
             next_turn = protocol.observation_turn(feedback, first=False, task=task, admissible=admissible)
-            history[-1] = Message(role=role, content=history_form)
-            history.append(Message(role=Role.assistant, content=text))
-            role = Role(protocol.turn_role(unparsed_reply=parsed.action is None))
-            history.append(Message(role=role, content=next_turn))
+            if turn_messages is None:
+                history[-1] = Message(role=role, content=history_form)
+            history.append(assistant_turn(steps[-1]))
+            if result_messages:
+                turn_messages = list(result_messages)
+                role = Role(turn_messages[0].role.value if turn_messages[0].role.value in ("user", "tool") else "user")
+                history.extend(turn_messages)
+            else:
+                turn_messages = None
+                role = Role(protocol.turn_role(unparsed_reply=parsed.action is None))
+                history.append(Message(role=role, content=next_turn))
             turn = next_turn
         else:
             stop_episode = StopReason.max_steps
@@ -199,10 +220,16 @@ class EpisodeRunner:
             )
         elif outcome.stop_reason is StopReason.error and outcome.progress is None:
             outcome = outcome.model_copy(update={"progress": _optional(env.progress, episode, "progress")})
-        return self._trajectory(episode, prefix, steps, outcome, usage)
+        return self._trajectory(episode, prefix, steps, outcome, usage, tools)
 
     def _trajectory(
-        self, episode: Episode, prefix: Sequence[Message], steps: list[Step], outcome: Outcome, usage: UsageTotals
+        self,
+        episode: Episode,
+        prefix: Sequence[Message],
+        steps: list[Step],
+        outcome: Outcome,
+        usage: UsageTotals,
+        tools: list[dict[str, Any]] | None,
     ) -> Trajectory:
         recipe = self.recipe
         return Trajectory(
@@ -221,6 +248,7 @@ class EpisodeRunner:
             ),
             sample_index=episode.sample_index,
             messages=list(prefix),
+            tools=tools,
             steps=steps,
             outcome=outcome,
             usage=usage,

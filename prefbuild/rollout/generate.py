@@ -31,6 +31,7 @@ from prefbuild.rollout.episode import EpisodeRunner
 from prefbuild.rollout.plan import Episode, Shard, plan_episodes, planned_count
 from prefbuild.rollout.progress import ProgressDisplay, RolloutStats
 from prefbuild.rollout.runner import order_file, rollout
+from prefbuild.rollout.tools import with_tool_parser
 from prefbuild.teachers.base import Teacher
 
 log = logging.getLogger("prefbuild.rollout.generate")
@@ -48,11 +49,23 @@ def teacher_settings(recipe: Recipe, run_dir: Path) -> dict[str, Any]:
     settings = recipe.teacher.model_dump(mode="json")
     if settings.get("launch") is not None:
         settings["launch"]["log_path"] = str(run_dir / "logs" / "vllm.log")
+    if settings["backend"] == "vllm" and recipe_declares_tools(recipe):
+        launch = settings.setdefault("launch", {}) or {}
+        launch["args"] = with_tool_parser(launch.get("args") or [])
+        settings["launch"] = launch
     if settings["backend"] in ("transformers", "vllm") and settings.get("model") in ("", "embedded"):
         from prefbuild.teachers.embedded import ensure_embedded_model
 
         settings["model"] = str(ensure_embedded_model())
     return settings
+
+
+def recipe_declares_tools(recipe: Recipe) -> bool:
+    """Whether any env section's protocol acts through tool calls (fixed or per-task tools)."""
+    from prefbuild.rollout.episode import protocol_for_section
+    from prefbuild.rollout.tools import declares_tools
+
+    return any(declares_tools(protocol_for_section(section)) for section in recipe.envs)
 
 
 def build_teacher(recipe: Recipe, run_dir: Path) -> Teacher:
@@ -101,7 +114,7 @@ async def _generate_async(
         if owned and teacher is not None:
             await teacher.close()
         order_file(path, positions)
-        _update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
+        update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
     return GenerateResult(run_dir, stats, len(positions))
 
 
@@ -117,7 +130,9 @@ def _file_counts(run_dir: Path) -> dict[str, int]:
     return counts
 
 
-def _update_manifest(run_dir: Path, seconds: float, stats: RolloutStats, invalid_items: int) -> None:
+def update_manifest(run_dir: Path, seconds: float, stats: RolloutStats, invalid_items: int) -> None:
+    """Counts from the run's files (and the data items the envs skipped), plus this invocation's time
+    and token usage, into its manifest."""
     manifest = read_manifest(run_dir)
     if manifest is None:
         return

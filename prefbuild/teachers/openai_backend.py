@@ -46,10 +46,11 @@ from typing import Any
 
 import aiohttp
 
-from prefbuild.records import Message, ToolCall
+from prefbuild.records import Message
 from prefbuild.secrets import mask, register
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.endpoints import Endpoint, EndpointPool
+from prefbuild.tooluse.native import response_tool_calls, tool_options
 
 __all__ = ["OpenAITeacher", "PayloadEncoder", "build_payload"]
 
@@ -81,8 +82,7 @@ def _request_options(request: TeacherRequest, n: int, seed: int | None) -> dict[
         options["stop"] = list(sampling.stop)
     if seed is not None:
         options["seed"] = seed
-    if request.tools:
-        options["tools"] = request.tools
+    options.update(tool_options(request.tools, request.tool_choice))
     options.update(sampling.extra_body)
     return options
 
@@ -232,12 +232,6 @@ def _server_message(raw: bytes) -> str:
     return text[:500]
 
 
-def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
-    if not raw:
-        return ()
-    return tuple(ToolCall.model_validate(call) for call in raw)
-
-
 def parse_chat_completion(body: Any, latency: float) -> list[Completion]:
     """The completions of a ``/chat/completions`` answer, ordered by choice index.
 
@@ -268,7 +262,7 @@ def parse_chat_completion(body: Any, latency: float) -> list[Completion]:
             prompt_tokens=prompt_tokens,
             completion_tokens=tokens,
             latency_s=latency,
-            tool_calls=_tool_calls(message.get("tool_calls")),
+            tool_calls=response_tool_calls(message.get("tool_calls")),
         )
         for choice, message, text, tokens in zip(choices, messages, texts, shares, strict=True)
     ]

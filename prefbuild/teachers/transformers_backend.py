@@ -27,6 +27,7 @@ from typing import Any
 
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, is_embedded, resolve_model
+from prefbuild.tooluse.native import with_text_tool_calls
 
 __all__ = ["TransformersTeacher"]
 
@@ -271,7 +272,8 @@ class TransformersTeacher(Teacher):
                 finish, count = "stop", end + 1
             else:
                 finish, count = "length", len(tokens)
-            completions.append(Completion(text, finish, int(prompt_counts[position]), count, latency))
+            completion = Completion(text, finish, int(prompt_counts[position]), count, latency)
+            completions.append(with_text_tool_calls(completion, rows[position].job.request.tools))
         return completions
 
     def _end_token_ids(self) -> set[int]:

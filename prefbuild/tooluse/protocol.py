@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import EnvTask, ParsedOutput, Protocol
-from prefbuild.records import Message, Role
+from prefbuild.records import Message, Role, ToolCall
 from prefbuild.tooluse.actions import decode_action, encode_action
 from prefbuild.tooluse.hermes import parse_tool_turn, render_tool_turn
 
@@ -73,6 +73,20 @@ class ToolUseProtocol(Protocol):
             return ParsedOutput(turn.thought, action, True, tuple(turn.normalized), self.message_is_final, ())
         problems.append("no tool call")
         return ParsedOutput(turn.thought, None, False, tuple(turn.normalized), False, tuple(problems))
+
+    def parse_completion(self, text: str, tool_calls: Sequence[ToolCall] = ()) -> ParsedOutput:
+        """A turn with the server's structured calls: the action carries them with their ids
+        (the env answers each id), the text is the thought. Calls written in the text as well
+        are a problem (a server without a tool parser would have run them twice)."""
+        if not tool_calls:
+            return self.parse(text)
+        turn = parse_tool_turn(text or "")
+        thought = "\n".join(part for part in (turn.thought, turn.content) if part) or None
+        problems = list(turn.problems)
+        if turn.calls:
+            problems.append("tool calls both structured and written in the text")
+        action = encode_action(list(tool_calls))
+        return ParsedOutput(thought, action, not problems, tuple(turn.normalized), False, tuple(problems))
 
     def unparsed_reply(self, parsed: ParsedOutput) -> str | None:
         return self.no_tool_call_reply

@@ -38,7 +38,8 @@ def test_code_interpreter_recipe_runs_with_the_scripted_teacher(tmp_path: Path) 
     }
     for trajectory in trajectories:
         tool_steps = [step for step in trajectory.steps if step.facts.tools]
-        assert tool_steps, trajectory.id
+        # Only a turn the scripted teacher played as answering without tools leaves none.
+        assert tool_steps or trajectory.steps[0].facts.simulated != "expert", trajectory.id
         assert all(fact.name == "code_interpreter" for step in tool_steps for fact in step.facts.tools)
         assert all("<tool_call>" in step.raw_output for step in tool_steps)
         if trajectory.outcome.success:

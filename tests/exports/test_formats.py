@@ -64,7 +64,7 @@ def test_roundwise_rows_use_the_seed_vocabulary_and_assistant_strings():
 
 
 def assert_llamafactory_layout(row: dict) -> None:
-    assert set(row) == {"conversations", "system", "chosen", "rejected"}
+    assert set(row) == {"conversations", "system", "tools", "chosen", "rejected"} and row["tools"] == ""
     assert isinstance(row["system"], str)
     for position, turn in enumerate(row["conversations"], start=1):
         assert set(turn) == {"from", "value"} and isinstance(turn["value"], str)
@@ -99,6 +99,7 @@ def test_llamafactory_dataset_info_registers_a_sharegpt_ranking_dataset():
     assert entry["columns"] == {
         "messages": "conversations",
         "system": "system",
+        "tools": "tools",
         "chosen": "chosen",
         "rejected": "rejected",
     }

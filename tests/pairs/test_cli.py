@@ -135,7 +135,7 @@ def test_export_jsonl_and_sft_with_pass_at_k(pairs_file, trajectory_file, tmp_pa
     info = json.loads((out / "dataset_info.json").read_text())
     assert info["prefbuild_train"]["file_name"] == "llamafactory/train.jsonl"
     first = json.loads((out / "llamafactory" / "train.jsonl").read_text().splitlines()[0])
-    assert set(first) == {"conversations", "system", "chosen", "rejected"}
+    assert set(first) == {"conversations", "system", "tools", "chosen", "rejected"}
 
     sft = tmp_path / "sft"
     result = CliRunner().invoke(

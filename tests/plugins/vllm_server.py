@@ -61,7 +61,9 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveVllmSe
     server = VllmServer(
         ensure_embedded_model(),
         served_model_name=EMBEDDED_MODEL_NAME,
-        args=["--max-model-len", "2048"],
+        # The hermes tool parser answers tool requests with structured tool_calls; requests
+        # without tools are unaffected.
+        args=["--max-model-len", "2048", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"],
         log_path=log_path,
         startup_timeout_s=600,
     )

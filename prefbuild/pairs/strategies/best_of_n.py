@@ -16,17 +16,17 @@ Envs without ``expert_steps_remaining`` rank by ``progress()`` (scaled to [0, 10
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from prefbuild.envs import Env, Protocol
 from prefbuild.pairs.base import PairStrategy
-from prefbuild.pairs.common import assistant, digest, make_pair, source_for, trajectory_protocol
+from prefbuild.pairs.common import canonical_json, digest, make_pair, source_for, trajectory_protocol
 from prefbuild.pairs.replay import ReplayError, replay
 from prefbuild.pairs.teacher_bridge import TeacherRunner, env_view
-from prefbuild.records import FailureMode, Pair, Trajectory, prompt_messages
-from prefbuild.teachers.base import Sampling, TeacherError, TeacherRequest
+from prefbuild.records import FailureMode, Message, Pair, Role, ToolCall, Trajectory, prompt_messages
+from prefbuild.teachers.base import Completion, Sampling, TeacherError, TeacherRequest
 
 FAIL_SCORE = -1000.0
 
@@ -49,9 +49,12 @@ def _remaining(env: Env) -> float | None:
     return None if progress is None else 100.0 * (1.0 - progress)
 
 
-def score_sample(env: Env, protocol: Protocol, text: str, invalid_penalty: float) -> Scored:
-    """Try ``text`` on ``env`` (which it changes: pass a copy or restore afterwards)."""
-    parsed = protocol.parse(text)
+def score_sample(
+    env: Env, protocol: Protocol, text: str, invalid_penalty: float, calls: Sequence[ToolCall] = ()
+) -> Scored:
+    """Try ``text`` (with the server's structured ``calls``) on ``env`` (which it changes: pass a
+    copy or restore afterwards)."""
+    parsed = protocol.parse_completion(text, calls)
     if parsed.action is None:
         return Scored(text, FAIL_SCORE, None, FailureMode.format_violation)
     command = protocol.executed_action(parsed.action, env.admissible_actions())
@@ -121,7 +124,7 @@ class BestOfNStrategy(PairStrategy):
                 TeacherRequest(
                     messages=prompt_messages(trajectory, index),
                     sampling=sampling,
-                    tools=protocol.tools(),
+                    tools=trajectory.tools if trajectory.tools is not None else protocol.tools(),
                     env_view=view,
                 )
             )
@@ -129,10 +132,13 @@ class BestOfNStrategy(PairStrategy):
             if isinstance(answer, TeacherError):
                 self.stats.dropped["teacher_error"] += 1
                 continue
-            yield from self._pair_at(trajectory, index, protocol, [c.text for c in answer])
+            yield from self._pair_at(trajectory, index, protocol, [sample_turn(c) for c in answer])
 
-    def _pair_at(self, trajectory: Trajectory, index: int, protocol: Protocol, texts: list[str]) -> Iterator[Pair]:
-        distinct = list(dict.fromkeys(texts))
+    def _pair_at(
+        self, trajectory: Trajectory, index: int, protocol: Protocol, turns: list[Message]
+    ) -> Iterator[Pair]:
+        by_key = {_turn_key(turn): turn for turn in reversed(turns)}
+        distinct = list(dict.fromkeys(_turn_key(turn) for turn in turns))
         if len(distinct) < 2:
             self.stats.dropped["samples_identical"] += 1
             return
@@ -141,7 +147,7 @@ class BestOfNStrategy(PairStrategy):
         except ReplayError:
             self.stats.dropped["replay_failed"] += 1
             return
-        scored = [self._try(env, protocol, text) for text in distinct]
+        scored = [self._try(env, protocol, by_key[key]) for key in distinct]
         best = max(scored, key=lambda s: s.score)  # first of equals wins: deterministic
         worst = min(scored, key=lambda s: s.score)
         margin = best.score - worst.score
@@ -149,27 +155,42 @@ class BestOfNStrategy(PairStrategy):
             self.stats.dropped["margin_too_small"] += 1
             return
         scores = {"chosen_score": best.score, "rejected_score": worst.score, "margin": margin}
-        evidence = f"best of {len(texts)} samples scored {best.score:g}, worst {worst.score:g} (margin {margin:g})"
+        evidence = f"best of {len(turns)} samples scored {best.score:g}, worst {worst.score:g} (margin {margin:g})"
         yield from self.emit(
             lambda: make_pair(
                 self.name,
                 prompt=prompt_messages(trajectory, index),
-                chosen=[assistant(best.text)],
-                rejected=[assistant(worst.text)],
+                chosen=[by_key[best.text]],
+                rejected=[by_key[worst.text]],
                 source=source_for(trajectory, index),
                 reason=worst.failure,
                 evidence=evidence,
                 scores=scores,
+                tools=trajectory.tools,
             )
         )
 
-    def _try(self, env: Env, protocol: Protocol, text: str) -> Scored:
+    def _try(self, env: Env, protocol: Protocol, turn: Message) -> Scored:
+        key, calls = _turn_key(turn), turn.tool_calls or []
         save = getattr(env, "snapshot", None)
         load = getattr(env, "restore", None)
         if callable(save) and callable(load):
             state = save()
             try:
-                return score_sample(env, protocol, text, self.invalid_penalty)
+                return replace(score_sample(env, protocol, turn.content, self.invalid_penalty, calls), text=key)
             finally:
                 load(state)
-        return score_sample(copy.deepcopy(env), protocol, text, self.invalid_penalty)
+        return replace(score_sample(copy.deepcopy(env), protocol, turn.content, self.invalid_penalty, calls), text=key)
+
+
+def sample_turn(completion: Completion) -> Message:
+    """A sampled completion as the assistant turn it would be in history (structured calls kept,
+    Hermes calls left in the text)."""
+    calls = None if completion.calls_in_text or not completion.tool_calls else list(completion.tool_calls)
+    return Message(role=Role.assistant, content=completion.text, tool_calls=calls)
+
+
+def _turn_key(turn: Message) -> str:
+    """Identity of a sampled turn: its text and structured calls."""
+    calls = [call.function.model_dump() for call in turn.tool_calls or []]
+    return turn.content if not calls else canonical_json({"content": turn.content, "calls": calls})

@@ -40,7 +40,7 @@ from prefbuild.pairs.common import (
     trajectory_protocol,
 )
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import FailureMode, Label, Message, Pair, Role, Step, Trajectory, prompt_messages
+from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn, prompt_messages
 
 CHOSEN_STYLES = ("action", "template", "teacher")
 
@@ -190,7 +190,7 @@ class StepwiseStrategy(TeacherWriting):
             if chosen is None:
                 continue
             prompt = prompt_messages(trajectory, item.step.index)
-            rejected = Message(role=Role.assistant, content=item.step.raw_output)
+            rejected = assistant_turn(item.step)
             yield from self.emit(
                 lambda item=item, chosen=chosen, prompt=prompt, rejected=rejected: make_pair(
                     self.name,
@@ -201,5 +201,6 @@ class StepwiseStrategy(TeacherWriting):
                     reason=item.label.mode,
                     evidence=item.label.evidence,
                     scores={"confidence": item.label.confidence},
+                    tools=trajectory.tools,
                 )
             )

@@ -31,7 +31,7 @@ from prefbuild.pairs.common import (
     trajectory_protocol,
 )
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import FailureMode, Pair, Step, Trajectory, prompt_messages
+from prefbuild.records import FailureMode, Pair, Step, Trajectory, assistant_turn, prompt_messages, structured_calls
 
 REWRITES = ("trim", "teacher")
 
@@ -174,7 +174,7 @@ class StyleStrategy(TeacherWriting):
             if not same_action(protocol.parse(chosen).action, step.action):
                 self.stats.dropped["chosen_action_mismatch"] += 1
                 continue
-            if not same_action(protocol.parse(step.raw_output).action, step.action):
+            if not same_action(protocol.parse_completion(step.raw_output, structured_calls(step)).action, step.action):
                 self.stats.dropped["rejected_action_mismatch"] += 1
                 continue
             if len(chosen) >= len(step.raw_output):
@@ -187,10 +187,11 @@ class StyleStrategy(TeacherWriting):
                     self.name,
                     prompt=prompt_messages(trajectory, step.index),
                     chosen=[assistant(chosen)],
-                    rejected=[assistant(step.raw_output)],
+                    rejected=[assistant_turn(step)],
                     source=source_for(trajectory, step.index),
                     reason=label.mode,
                     evidence=label.evidence,
                     scores={"chosen_chars": float(len(chosen)), "rejected_chars": float(len(step.raw_output))},
+                    tools=trajectory.tools,
                 )
             )

@@ -37,7 +37,17 @@ from prefbuild.pairs.common import (
     trajectory_protocol,
 )
 from prefbuild.pairs.replay import ReplayError, replay, task_for
-from prefbuild.records import FailureMode, Message, Pair, Role, StopReason, Trajectory, prompt_messages
+from prefbuild.records import (
+    FailureMode,
+    Message,
+    Pair,
+    Role,
+    StopReason,
+    Trajectory,
+    assistant_turn,
+    observation_turns,
+    prompt_messages,
+)
 
 CONTINUATIONS = ("full", "first_divergence")
 
@@ -59,8 +69,8 @@ def continuation(trajectory: Trajectory, turns: int) -> list[Message]:
     messages: list[Message] = []
     for step in trajectory.steps[:turns]:
         if step.index > 0:
-            messages.append(Message(role=Role(step.observation_role), content=step.observation))
-        messages.append(assistant(step.raw_output))
+            messages.extend(observation_turns(step))
+        messages.append(assistant_turn(step))
     return messages
 
 
@@ -82,6 +92,9 @@ def expert_continuation(trajectory: Trajectory, max_steps: int) -> list[Message]
         result = env.step(protocol.executed_action(action, env.admissible_actions()))
         if result.won:
             return messages
+        if result.messages:
+            messages.extend(result.messages)
+            continue
         turn = protocol.observation_turn(
             result.observation, first=False, task=task, admissible=env.admissible_actions()
         )
@@ -186,6 +199,7 @@ class TrajectoryStrategy(PairStrategy):
                 reason=FailureMode.task_failure,
                 evidence=evidence,
                 scores={"chosen_turns": float(turns), "rejected_turns": float(len(failure.steps))},
+                tools=failure.tools,
             )
         )
 
@@ -217,6 +231,7 @@ class TrajectoryStrategy(PairStrategy):
                     reason=FailureMode.task_failure,
                     evidence=evidence,
                     scores={"chosen_turns": float(turns), "rejected_turns": float(len(failure.steps)), "expert": 1.0},
+                    tools=failure.tools,
                 )
             )
 
@@ -245,10 +260,11 @@ class TrajectoryStrategy(PairStrategy):
             lambda: make_pair(
                 self.name,
                 prompt=prompt,
-                chosen=[assistant(good.raw_output)],
-                rejected=[assistant(bad.raw_output)],
+                chosen=[assistant_turn(good)],
+                rejected=[assistant_turn(bad)],
                 source=source_for(failure, index, chosen_trajectory_id=success.id),
                 reason=label.mode if label else FailureMode.task_failure,
                 evidence=label.evidence if label else f"first divergence from a successful episode at step {index}",
+                tools=failure.tools,
             )
         )

@@ -1,0 +1,110 @@
+"""Labelers of how a tool episode answers: without any tool, with invented tool output, wrongly."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from prefbuild.labelers.text import short
+from prefbuild.labelers.tools.calls import ToolLabeler, tool_steps
+from prefbuild.records import FailureMode, Label, Role, Step, Trajectory
+
+_RESPONSE_TAG = re.compile(r"<\s*/?\s*tool_response\s*>", re.IGNORECASE)
+_AFTER_CALL_OUTPUT = re.compile(
+    r"</tool_call>\s*(?:```\s*output|(?:output|result|observation)\s*:)", re.IGNORECASE
+)
+_QUOTED_RESULT = re.compile(
+    r"\b(?:the\s+)?(?:code|program|tool|interpreter|call|function|output|result)\s+"
+    r"(?:printed|prints|returned|returns|outputs|output|gave|gives|shows|showed|is|was)\s*:?\s*"
+    r"[`'\"]?(?P<value>-?[\w./]+)",
+    re.IGNORECASE,
+)
+
+
+def tool_results_before(trajectory: Trajectory, step: Step) -> list[str]:
+    """Every tool result the model had been shown when it wrote ``step``."""
+    texts: list[str] = []
+    for earlier in trajectory.steps[: step.index + 1]:
+        for message in earlier.observation_messages or []:
+            if message.role is Role.tool:
+                texts.append(message.content)
+        if earlier.observation_messages is None and earlier.observation_role == "tool":
+            texts.append(earlier.observation)
+    return texts
+
+
+class NoToolUseLabeler(ToolLabeler):
+    """The episode answered without calling any tool, in an env whose recipe requires tool use
+    (the cards' tool-call reward). ``required_envs`` lists those envs."""
+
+    name: ClassVar[str] = "no_tool_use"
+    mode: ClassVar[str] = FailureMode.no_tool_use.value
+    defaults: ClassVar[dict[str, Any]] = {"required_envs": ["code"], "confidence": 0.9}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        if trajectory.env.name not in self.config["required_envs"] or not trajectory.steps:
+            return []
+        if tool_steps(trajectory):
+            return []
+        answer = next((step for step in reversed(trajectory.steps) if step.facts.final or step.done), None)
+        if answer is None:
+            return []
+        outcome = "correct" if trajectory.outcome.success else "not correct"
+        evidence = f"answered ({outcome}) without a single tool call: '{short(answer.raw_output, 80)}'"
+        return [self.make_label(answer, self.config["confidence"], evidence)]
+
+
+class HallucinatedToolOutputLabeler(ToolLabeler):
+    """The model wrote tool output itself: a ``<tool_response>`` block, an output block right
+    after its own call, or a quoted result that no tool returned."""
+
+    name: ClassVar[str] = "hallucinated_tool_output"
+    mode: ClassVar[str] = FailureMode.hallucinated_tool_output.value
+    defaults: ClassVar[dict[str, Any]] = {
+        "tag_confidence": 0.95,
+        "after_call_confidence": 0.85,
+        "quoted_confidence": 0.7,
+    }
+
+    def _quoted(self, trajectory: Trajectory, step: Step) -> str | None:
+        results = tool_results_before(trajectory, step)
+        for match in _QUOTED_RESULT.finditer(step.raw_output):
+            value = match.group("value").strip(".")
+            if not any(ch.isdigit() for ch in value):
+                continue  # numbers are what models invent; words give too many false alarms
+            if not any(value in result for result in results):
+                return f"'{short(match.group(0), 60)}' quotes {value!r}, which no tool returned"
+        return None
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            text = step.raw_output
+            if (tag := _RESPONSE_TAG.search(text)) is not None:
+                evidence = f"the turn writes a tool response itself: '{short(text[tag.start():], 80)}'"
+                labels.append(self.make_label(step, self.config["tag_confidence"], evidence))
+            elif (match := _AFTER_CALL_OUTPUT.search(text)) is not None:
+                evidence = f"output written right after its own call: '{short(text[match.start():], 80)}'"
+                labels.append(self.make_label(step, self.config["after_call_confidence"], evidence))
+            elif (quoted := self._quoted(trajectory, step)) is not None:
+                labels.append(self.make_label(step, self.config["quoted_confidence"], quoted))
+        return labels
+
+
+class ToolWrongAnswerLabeler(ToolLabeler):
+    """The final answer of a tool episode that the env graded wrong (``facts.won`` False on the
+    final, graded step). Episodes without an answer are not labelled here."""
+
+    name: ClassVar[str] = "tool_wrong_answer"
+    mode: ClassVar[str] = FailureMode.wrong_answer.value
+    excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
+    defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        if trajectory.outcome.success or not trajectory.steps:
+            return []
+        last = trajectory.steps[-1]
+        if not last.facts.final or last.facts.won is not False or last.valid is False or last.tool_calls:
+            return []
+        evidence = f"answer '{short(last.raw_output, 60)}' graded wrong: {short(last.feedback, 100)}"
+        return [self.make_label(last, self.config["confidence"], evidence)]

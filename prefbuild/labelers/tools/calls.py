@@ -1,0 +1,183 @@
+"""Labelers of the calls themselves: broken, unknown, badly argued, failing, repeated."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar
+
+from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.text import short
+from prefbuild.labelers.tools.facts import call_results, canonical_call, is_tool_trajectory, toolbox
+from prefbuild.records import FailureMode, FunctionCall, Label, Step, ToolCall, ToolCallFacts, Trajectory
+
+# Parser problems that mean a call was broken (not merely that a turn had no call).
+_BROKEN_CALL = re.compile(
+    r"tool_call|tool call (?:is not|without)|arguments of .* are not|\.name is missing|tool_calls\[|tool_calls is",
+    re.IGNORECASE,
+)
+_CALL_TEXT = re.compile(r"<\s*/?\s*tool_call|\"name\"\s*:|\"arguments\"\s*:", re.IGNORECASE)
+_UNKNOWN = re.compile(r"unknown (?:tool|function)|not a plain function name|no such tool", re.IGNORECASE)
+_ARGUMENTS = re.compile(
+    r"^argument|^arguments|missing \d* ?required|unexpected keyword|got an unexpected|not valid JSON|not a JSON object",
+    re.IGNORECASE,
+)
+
+
+class ToolLabeler(Labeler):
+    """Base of the tool labelers: they run on trajectories of tool envs or with tool calls."""
+
+    def applies_to(self, trajectory: Trajectory) -> bool:
+        return super().applies_to(trajectory) and is_tool_trajectory(trajectory)
+
+
+def _unknown(trajectory: Trajectory, fact: ToolCallFacts) -> bool:
+    """The call named a tool that was not offered: by the trajectory's tools where recorded,
+    else by the env's error (``unknown tool 'x'``, BFCL's ``name 'x' is not defined``)."""
+    if fact.ok or fact.error is None:
+        return False
+    box = toolbox(trajectory)
+    if box is not None and fact.name in box.names and not fact.error.lower().startswith("unknown tool"):
+        return False
+    if box is not None and fact.name not in box.names:
+        return True
+    return bool(_UNKNOWN.search(fact.error)) or f"{fact.name!r} is not defined" in fact.error
+
+
+class MalformedToolCallLabeler(ToolLabeler):
+    """A turn that tried to call a tool in a broken form: unparseable JSON, a missing name,
+    broken or missing tags. Calls the parser could not read at all weigh more than repaired ones."""
+
+    name: ClassVar[str] = "malformed_tool_call"
+    mode: ClassVar[str] = FailureMode.malformed_tool_call.value
+    defaults: ClassVar[dict[str, Any]] = {"broken_confidence": 0.95, "repaired_confidence": 0.7}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            broken = [problem for problem in step.facts.problems if _BROKEN_CALL.search(problem)]
+            if not broken:
+                continue
+            unread = not step.tool_calls and bool(_CALL_TEXT.search(step.raw_output))
+            confidence = self.config["broken_confidence" if unread else "repaired_confidence"]
+            what = "no call could be read" if unread else "the call was read only after repair"
+            evidence = f"{'; '.join(dict.fromkeys(broken))}: {what}: '{short(step.raw_output, 90)}'"
+            labels.append(self.make_label(step, confidence, evidence))
+        return labels
+
+
+class UnknownToolLabeler(ToolLabeler):
+    """A call of a tool the model was not offered (named by the env's error or missing from the
+    trajectory's tools)."""
+
+    name: ClassVar[str] = "unknown_tool"
+    mode: ClassVar[str] = FailureMode.unknown_tool.value
+    defaults: ClassVar[dict[str, Any]] = {"confidence": 0.95}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        box = toolbox(trajectory)
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            unknown = [fact for fact in step.facts.tools if _unknown(trajectory, fact)]
+            if not unknown:
+                continue
+            offered = f"; offered: {', '.join(box.names)}" if box is not None else ""
+            names = ", ".join(dict.fromkeys(repr(fact.name) for fact in unknown))
+            error = short(unknown[0].error or "", 100)
+            labels.append(self.make_label(step, self.config["confidence"], f"called {names}: {error}{offered}"))
+        return labels
+
+
+class InvalidArgumentsLabeler(ToolLabeler):
+    """A call of a known tool whose arguments break the tool's JSON Schema (checked again here
+    with ``jsonschema`` when the record has the schemas, else read from the env's error)."""
+
+    name: ClassVar[str] = "invalid_arguments"
+    mode: ClassVar[str] = FailureMode.invalid_arguments.value
+    defaults: ClassVar[dict[str, Any]] = {"schema_confidence": 0.95, "error_confidence": 0.85}
+
+    def _schema_error(self, trajectory: Trajectory, fact: ToolCallFacts) -> str | None:
+        box = toolbox(trajectory)
+        if box is None or fact.name not in box.names or fact.arguments is None:
+            return None
+        arguments = json.dumps(fact.arguments, ensure_ascii=False)
+        call = ToolCall(id=fact.call_id or "call", function=FunctionCall(name=fact.name, arguments=arguments))
+        return box.check(call)[1]
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            for fact in step.facts.tools:
+                if _unknown(trajectory, fact):
+                    continue
+                schema_error = self._schema_error(trajectory, fact)
+                if schema_error is not None:
+                    evidence = f"{fact.name}({short(str(fact.arguments), 60)}) breaks its schema: {schema_error}"
+                    labels.append(self.make_label(step, self.config["schema_confidence"], evidence))
+                    break
+                if not fact.ok and (fact.arguments is None or (fact.error and _ARGUMENTS.search(fact.error))):
+                    evidence = f"{fact.name}: {short(fact.error or 'arguments could not be read', 120)}"
+                    labels.append(self.make_label(step, self.config["error_confidence"], evidence))
+                    break
+        return labels
+
+
+class ToolErrorLabeler(ToolLabeler):
+    """A call of a known tool with acceptable arguments that failed when it ran (it raised, the
+    program crashed, the backend refused the state)."""
+
+    name: ClassVar[str] = "tool_error"
+    mode: ClassVar[str] = FailureMode.tool_error.value
+    defaults: ClassVar[dict[str, Any]] = {"confidence": 0.8, "repeated_confidence": 0.9}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        labels: list[Label] = []
+        failures = 0
+        for step in trajectory.steps:
+            for fact in step.facts.tools:
+                if fact.ok or fact.arguments is None or _unknown(trajectory, fact):
+                    continue
+                if fact.error and _ARGUMENTS.search(fact.error):
+                    continue
+                failures += 1
+                confidence = self.config["repeated_confidence" if failures > 1 else "confidence"]
+                hinted = " (the result carried a hint)" if fact.hinted else ""
+                evidence = f"{fact.name} failed: {short(fact.error or '', 120)}{hinted}"
+                labels.append(self.make_label(step, confidence, evidence))
+                break
+        return labels
+
+
+class RepeatedToolCallLabeler(ToolLabeler):
+    """The same call (name and arguments) made again after it already returned the very same
+    result: the model learned nothing from the first answer."""
+
+    name: ClassVar[str] = "repeated_tool_call"
+    mode: ClassVar[str] = FailureMode.repeated_tool_call.value
+    defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        seen: dict[tuple[str, str], int] = {}
+        labels: list[Label] = []
+        for step in trajectory.steps:
+            results = call_results(trajectory, step)
+            for fact in step.facts.tools:
+                result = results.get(fact.call_id or "")
+                if result is None:
+                    continue
+                key = (canonical_call(fact), result)
+                first = seen.get(key)
+                if first is not None and first != step.index:
+                    evidence = (
+                        f"{short(key[0], 80)} repeats step {first} and got the same result again: "
+                        f"'{short(result, 60)}'"
+                    )
+                    labels.append(self.make_label(step, self.config["confidence"], evidence))
+                    break
+                seen.setdefault(key, step.index)
+        return labels
+
+
+def tool_steps(trajectory: Trajectory) -> list[Step]:
+    """Steps that made at least one call."""
+    return [step for step in trajectory.steps if step.tool_calls or step.facts.tools]

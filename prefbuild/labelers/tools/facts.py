@@ -1,0 +1,51 @@
+"""What tool labelers read from a trajectory: which steps are tool turns, the offered tools,
+the result each call got."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prefbuild.records import Role, Step, ToolCallFacts, Trajectory
+from prefbuild.tooluse.dispatch import ToolBox
+
+TOOL_ENVS: frozenset[str] = frozenset({"code", "bfcl", "tau2"})
+
+
+def is_tool_trajectory(trajectory: Trajectory) -> bool:
+    """A trajectory of a tool env, or one whose steps made or recorded tool calls."""
+    if trajectory.env.name in TOOL_ENVS or trajectory.tools:
+        return True
+    return any(step.tool_calls or step.facts.tools for step in trajectory.steps)
+
+
+def toolbox(trajectory: Trajectory) -> ToolBox | None:
+    """The offered tools with their argument validators, or None where the record has none."""
+    if not trajectory.tools:
+        return None
+    try:
+        box = ToolBox(trajectory.tools)
+        box.validators  # noqa: B018 - a broken schema is found here, once
+    except Exception:
+        return None
+    return box
+
+
+def call_results(trajectory: Trajectory, step: Step) -> dict[str, str]:
+    """Tool result text per call id of ``step``: the ``tool`` messages shown at the next step,
+    or the step's feedback for a single call when the record has no messages."""
+    following = trajectory.steps[step.index + 1] if step.index + 1 < len(trajectory.steps) else None
+    results: dict[str, str] = {}
+    if following is not None and following.observation_messages:
+        for message in following.observation_messages:
+            if message.role is Role.tool and message.tool_call_id:
+                results[message.tool_call_id] = message.content
+    if not results and len(step.facts.tools) == 1 and step.facts.tools[0].call_id:
+        results[step.facts.tools[0].call_id] = step.feedback
+    return results
+
+
+def canonical_call(fact: ToolCallFacts) -> str:
+    """``name(arguments)`` with key-sorted JSON arguments: equal calls read the same."""
+    arguments: Any = fact.arguments if fact.arguments is not None else "<unparsed>"
+    return f"{fact.name}({json.dumps(arguments, sort_keys=True, ensure_ascii=False)})"

@@ -1,0 +1,147 @@
+"""Tool labelers on hand-built records: each fires on its failure with checkable evidence and
+stays quiet on the clean counterpart (native structured calls and Hermes text alike)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from prefbuild.labelers import build_labelers, label_trajectory
+from prefbuild.labelers.base import ParamError
+from prefbuild.labelers.tools.length import OverlongLabeler
+from prefbuild.records import (
+    EnvInfo,
+    FunctionCall,
+    Message,
+    Outcome,
+    Step,
+    StepFacts,
+    TaskInfo,
+    TeacherInfo,
+    ToolCall,
+    ToolCallFacts,
+    Trajectory,
+    Usage,
+)
+from prefbuild.tooluse.hermes import render_tool_turn
+
+TOOLS = [{"type": "function", "function": {"name": "code_interpreter", "parameters": {
+    "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"],
+    "additionalProperties": False}}}]
+
+
+def call(code: object, *, id_: str = "c0", name: str = "code_interpreter") -> ToolCall:
+    return ToolCall(id=id_, function=FunctionCall(name=name, arguments=json.dumps(code)))
+
+
+def tool_step(index: int, calls: list[ToolCall], results: list[str], *, ok=True, error=None, native=True,
+              shown: list[Message] | None = None) -> Step:
+    facts = [ToolCallFacts(call_id=c.id, name=c.function.name, arguments=json.loads(c.function.arguments),
+                           ok=ok, error=error) for c in calls]
+    return Step(index=index, observation="", observation_messages=shown, raw_output="" if native else
+                render_tool_turn(calls), tool_calls=calls, native_tool_calls=native, facts=StepFacts(tools=facts),
+                feedback="\n".join(results), valid=ok)
+
+
+def results_of(calls: list[ToolCall], texts: list[str]) -> list[Message]:
+    return [Message(role="tool", content=text, tool_call_id=c.id, name=c.function.name)
+            for c, text in zip(calls, texts, strict=True)]
+
+
+def answer_step(index: int, text: str, *, won: bool, shown: list[Message] | None = None) -> Step:
+    return Step(index=index, observation="" if shown else "task", observation_messages=shown, raw_output=text,
+                facts=StepFacts(final=True, won=won), done=True, valid=True, feedback="graded")
+
+
+def trajectory(steps: list[Step], *, success: bool, env: str = "code") -> Trajectory:
+    steps[0] = steps[0].model_copy(update={"observation": "Compute 6*7.", "observation_messages": None})
+    return Trajectory(
+        id="t", task=TaskInfo(id="x", type="arithmetic", goal="6*7", split="train"),
+        env=EnvInfo(name=env, protocol="hermes"), teacher=TeacherInfo(backend="openai", model="m"),
+        tools=TOOLS, steps=steps,
+        outcome=Outcome(success=success, stop_reason="success" if success else "agent_finished"),
+    )
+
+
+def labels(record: Trajectory) -> dict[int, dict[str, str]]:
+    labelled = label_trajectory(record, build_labelers(None, record.env.name))
+    return {s.index: {label.mode: label.evidence for label in s.labels} for s in labelled.steps if s.labels}
+
+
+def test_clean_native_episode_has_no_labels() -> None:
+    c = call({"code": "print(6*7)"})
+    steps = [tool_step(0, [c], ["42"]), answer_step(1, "The answer is \\boxed{42}.", won=True,
+                                                     shown=results_of([c], ["42"]))]
+    assert labels(trajectory(steps, success=True)) == {}
+
+
+def test_unknown_tool_invalid_arguments_and_tool_error() -> None:
+    unknown, bad, raises = call({"code": "1"}, name="python"), call({"script": "1"}, id_="c1"), call({"code": "x"})
+    steps = [
+        tool_step(0, [unknown], ["Error: unknown tool 'python'"], ok=False, error="unknown tool 'python'; available"),
+        tool_step(1, [bad], ["Error"], ok=False, error="arguments: 'code' is a required property"),
+        tool_step(2, [raises], ["NameError"], ok=False, error="NameError: name 'x' is not defined"),
+        answer_step(3, "\\boxed{42}", won=True),
+    ]
+    found = labels(trajectory(steps, success=True))
+    assert set(found[0]) == {"unknown_tool"} and "'python'" in found[0]["unknown_tool"]
+    assert "code_interpreter" in found[0]["unknown_tool"]  # the offered tools are named
+    assert set(found[1]) == {"invalid_arguments"} and "'code' is a required property" in found[1]["invalid_arguments"]
+    assert set(found[2]) == {"tool_error"} and "NameError" in found[2]["tool_error"]
+
+
+def test_schema_is_checked_even_when_the_env_accepted_the_call() -> None:
+    loose = call({"code": "print(1)", "timeout": 5})
+    steps = [tool_step(0, [loose], ["1"]), answer_step(1, "\\boxed{1}", won=True)]
+    found = labels(trajectory(steps, success=True))
+    assert "Additional properties" in found[0]["invalid_arguments"]
+
+
+def test_repeated_call_needs_the_same_result_again() -> None:
+    first, again = call({"code": "print(6*7)"}, id_="a"), call({"code": "print(6 * 7)"}, id_="b")
+    same = call({"code": "print(6*7)"}, id_="c")
+    steps = [tool_step(0, [first], ["42"]), tool_step(1, [again], ["42"], shown=results_of([first], ["42"])),
+             tool_step(2, [same], ["42"], shown=results_of([again], ["42"])),
+             answer_step(3, "\\boxed{42}", won=True, shown=results_of([same], ["42"]))]
+    found = labels(trajectory(steps, success=True))
+    assert set(found) == {2} and "repeats step 0" in found[2]["repeated_tool_call"]
+
+
+def test_malformed_hallucinated_no_tool_use_and_wrong_answer() -> None:
+    broken = Step(index=0, observation="", raw_output='<tool_call>\n{"name": "code_interpreter", "arguments": {"code"',
+                  facts=StepFacts(problems=["unclosed <tool_call>", "tool call is not valid JSON"]), format_ok=False,
+                  valid=False, feedback="No executable tool calls found.")
+    made_up = answer_step(1, "<tool_response>\n41\n</tool_response>\nThe answer is \\boxed{41}.", won=False)
+    found = labels(trajectory([broken, made_up], success=False))
+    assert "unclosed <tool_call>" in found[0]["malformed_tool_call"]
+    assert "tool response itself" in found[1]["hallucinated_tool_output"]
+    assert "without a single tool call" in found[1]["no_tool_use"]
+    assert "graded wrong" in found[1]["wrong_answer"]
+    # A quoted result that no tool returned.
+    c = call({"code": "print(6*7)"})
+    quoted = answer_step(1, "The code printed 43, so the answer is \\boxed{43}.", won=False,
+                         shown=results_of([c], ["42"]))
+    found = labels(trajectory([tool_step(0, [c], ["42"]), quoted], success=False))
+    assert "'43'" in found[1]["hallucinated_tool_output"] and "no_tool_use" not in found[1]
+
+
+def test_no_tool_use_only_where_the_recipe_requires_tools() -> None:
+    found = labels(trajectory([answer_step(0, "\\boxed{42}", won=True)], success=True))
+    assert set(found) == {0} and set(found[0]) == {"no_tool_use"} and "(correct)" in found[0]["no_tool_use"]
+    assert labels(trajectory([answer_step(0, "\\boxed{42}", won=True)], success=True, env="bfcl")) == {}
+
+
+def test_overlong_grades_the_soft_buffer() -> None:
+    labeler = OverlongLabeler(budget_tokens=100, buffer_tokens=20)
+
+    def grade(tokens: int, finish: str = "stop") -> float | None:
+        step = Step(index=0, observation="q", raw_output="x", usage=Usage(completion_tokens=tokens),
+                    facts=StepFacts(finish_reason=finish))
+        found = labeler.label(trajectory([step], success=False))
+        return found[0].confidence if found else None
+
+    assert [grade(n) for n in (70, 80, 90, 95, 100, 400)] == [None, None, 0.5, 0.75, 1.0, 1.0]
+    assert grade(10, "length") == 1.0
+    with pytest.raises(ParamError, match="buffer_tokens"):
+        OverlongLabeler(budget_tokens=10, buffer_tokens=10)
