@@ -25,6 +25,8 @@ from prefbuild.rollout.generate import GenerateResult
 
 __all__ = [
     "RunSummary",
+    "compare",
+    "evaluate",
     "export",
     "generate",
     "label",
@@ -244,6 +246,42 @@ def publish(dataset_dir: PathLike, repo_id: str, **options: Any) -> Any:
     from prefbuild.hub.publish import publish_dataset_dir
 
     return publish_dataset_dir(dataset_dir, repo_id, **options)
+
+
+def evaluate(recipe: RecipeLike, model: str, **options: Any) -> Any:
+    """Play a recipe's held-out tasks with ``model`` as the policy, label and score the episodes.
+
+    Args:
+        recipe: the training recipe (see ``load``); its held-out split is played, never its ``env.split``.
+        model: a model folder, a Hub id, ``embedded``, or a served model's name.
+        **options: ``backend``, ``tasks``, ``num_tasks``, ``samples_per_task``, ``overrides``, ``out``,
+            ``quiet``, ``teacher``, ``seed`` (see ``prefbuild.eval.run.evaluate``).
+
+    Returns:
+        An ``Evaluation``: metrics, 95% bootstrap intervals and the scored episodes; its run
+        directory holds ``evaluation.json`` and ``report.html``.
+
+    Example:
+        >>> result = evaluate("quickstart", "embedded", num_tasks=4, out="runs/eval-base")  # doctest: +SKIP
+        >>> sorted(result.metrics)[:2]  # doctest: +SKIP
+        ['format_violation_per_100_steps', 'implausible_location_per_100_steps']
+    """
+    from prefbuild.eval import evaluate as evaluate_policy
+
+    return evaluate_policy(recipe, model, **options)
+
+
+def compare(a: PathLike, b: PathLike, *, seed: int = 0) -> Any:
+    """Two evaluations (run directories or ``evaluation.json`` files) metric by metric.
+
+    Returns:
+        ``(A, B, differences)``: each difference has A, B, B - A and its 95% bootstrap interval.
+    """
+    from prefbuild.eval import compare as compare_evaluations
+    from prefbuild.eval import load_evaluation
+
+    first, second = load_evaluation(a), load_evaluation(b)
+    return first, second, compare_evaluations(first, second, seed=seed)
 
 
 @dataclass

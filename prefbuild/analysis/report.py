@@ -28,6 +28,7 @@ from prefbuild.analysis.stats import (
 from prefbuild.analysis.svg import bar_chart, histogram
 from prefbuild.analysis.text import clip
 from prefbuild.errors import PrefbuildError
+from prefbuild.eval.views import evaluation_section
 from prefbuild.io.jsonl import atomic_write_text
 from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
@@ -193,6 +194,7 @@ def build_report(path: str | os.PathLike[str], *, samples: int = SAMPLE_LIMIT, s
         sections.append("<h2>Episodes</h2>" + _counts_table(stats["by_stop_reason"], "stop_reason", "table-stop")
                         + _success_table(stats["success_by_task_type"])
                         + _passk_table(stats["pass_at_k_by_domain"]))
+        sections.append(evaluation_section(path))
     kept: list[Pair] = []
     if grouped["pair"]:
         frame = pair_frame(_reservoir(iter_pairs(grouped["pair"]), kept, samples, seed))

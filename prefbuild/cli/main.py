@@ -272,6 +272,7 @@ def _register_stage_commands() -> None:
     from prefbuild.cli.analysis import COMMANDS as PUBLISH_COMMANDS
     from prefbuild.cli.demo import demo_command
     from prefbuild.cli.envs import envs
+    from prefbuild.cli.eval import eval_command
     from prefbuild.cli.export import export_command
     from prefbuild.cli.label import label
     from prefbuild.cli.pair import pair_command
@@ -286,6 +287,7 @@ def _register_stage_commands() -> None:
     main.add_command(export_command)
     main.add_command(serve_command)
     main.add_command(models_command)
+    main.add_command(eval_command)
     for command in PUBLISH_COMMANDS:
         main.add_command(command)
 

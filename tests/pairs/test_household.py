@@ -35,7 +35,7 @@ def test_household_run_has_the_failures_the_strategies_need(episodes):
 
 def test_stepwise_prompt_is_byte_for_byte_what_the_teacher_was_sent(episodes):
     trajectories, teacher = episodes
-    pairs = list(build_strategy("stepwise", {}).pairs(trajectories))
+    pairs = list(build_strategy("stepwise", {"expert": "oracle"}).pairs(trajectories))
     assert len(pairs) >= 5
     protocol = protocol_for("household", "agentbench")
     by_id = {t.id: t for t in trajectories}

@@ -13,15 +13,22 @@ How the chosen turn is written (``chosen``):
 - ``teacher``: the teacher writes a one-sentence thought ending in the expert action; a reply
   whose parsed action is not the expert action, or whose thought is not one short sentence,
   is regenerated up to ``max_attempts`` times and otherwise dropped (counted).
+
+Which action the chosen turn performs (``expert``, see ``prefbuild.pairs.chosen_source``):
+``searcher`` (default where the env has one, e.g. household) is the expert that acts only on
+what the episode has seen; ``oracle`` is the recorded expert action, which may use hidden
+knowledge (household's oracle walks straight to where the object is hidden).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from prefbuild.pairs.chosen_source import SOURCES, chosen_action, default_source
 from prefbuild.pairs.common import (
     STYLE_MODES,
     TeacherWriting,
@@ -94,6 +101,7 @@ class StepwiseStrategy(TeacherWriting):
     name: ClassVar[str] = "stepwise"
     PARAMS: ClassVar[tuple[str, ...]] = (
         "chosen",
+        "expert",
         "modes",
         "min_confidence",
         "templates",
@@ -108,6 +116,10 @@ class StepwiseStrategy(TeacherWriting):
             raise ValueError(
                 f"strategy 'stepwise': chosen must be one of {', '.join(CHOSEN_STYLES)}, not {self.chosen_style!r}"
             )
+        self.expert: str | None = self.param("expert", None)
+        if self.expert is not None and self.expert not in SOURCES:
+            raise ValueError(f"strategy 'stepwise': expert must be one of {', '.join(SOURCES)}, not {self.expert!r}")
+        self.experts_used: Counter[str] = Counter()  # chosen actions by the expert that gave them
         modes = self.param("modes", None)
         self.modes: frozenset[FailureMode] = (
             frozenset(FailureMode) - STYLE_MODES if modes is None else frozenset(FailureMode(m) for m in modes)
@@ -120,6 +132,7 @@ class StepwiseStrategy(TeacherWriting):
 
     def bad_steps(self, trajectory: Trajectory) -> Iterator[BadStep]:
         """Labelled steps this strategy turns into pairs; the others are counted in ``stats.dropped``."""
+        source = self.expert or default_source(trajectory.env.name)
         for step in trajectory.steps:
             eligible = [
                 label for label in step.labels if label.mode in self.modes and label.confidence >= self.min_confidence
@@ -127,13 +140,15 @@ class StepwiseStrategy(TeacherWriting):
             label = primary_label(eligible)
             if label is None:
                 continue
-            if not step.expert_action:
+            expert_action, used = chosen_action(trajectory, step.index, source) if step.expert_action else (None, "")
+            if not expert_action:
                 self.stats.dropped["no_expert_action"] += 1
                 continue
-            if label.mode not in FORMAT_MODES and same_action(step.action, step.expert_action):
+            if label.mode not in FORMAT_MODES and same_action(step.action, expert_action):
                 self.stats.dropped["rejected_is_expert_action"] += 1
                 continue
-            yield BadStep(step=step, label=label, expert_action=step.expert_action.strip())
+            self.experts_used[used] += 1
+            yield BadStep(step=step, label=label, expert_action=expert_action.strip())
 
     # -- writing the chosen turn ---------------------------------------------------------
 

@@ -1,0 +1,68 @@
+"""Stepwise chosen actions on household come from the searching expert unless the oracle is asked for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from prefbuild.envs import cached_protocol as protocol_for
+from prefbuild.pairs import build_strategy
+from prefbuild.records import Trajectory
+from tests.pairs.factory import S, trajectory
+from tests.pairs.household import cached
+
+TAKE = re.compile(r"^take (?P<object>.+?) from (?P<receptacle>.+)$")
+
+
+@pytest.fixture(scope="module")
+def episodes() -> tuple[Trajectory, ...]:
+    return cached(tasks=10, samples=2, seed=5)
+
+
+def chosen_actions(strategy, trajectories):
+    protocol = protocol_for("household", "agentbench")
+    return {
+        (pair.source.trajectory_id, pair.source.step): (protocol.parse(pair.chosen[0].content).action, pair)
+        for pair in strategy.pairs(trajectories)
+    }
+
+
+def test_searcher_is_the_default_and_differs_from_the_oracle(episodes):
+    searcher = build_strategy("stepwise", {})
+    oracle = build_strategy("stepwise", {"expert": "oracle"})
+    by_searcher, by_oracle = chosen_actions(searcher, episodes), chosen_actions(oracle, episodes)
+    assert searcher.experts_used.keys() == {"searcher"} and oracle.experts_used.keys() == {"oracle"}
+    shared = by_searcher.keys() & by_oracle.keys()
+    assert len(shared) >= 10
+    differing = [key for key in shared if by_searcher[key][0] != by_oracle[key][0]]
+    assert differing, "the searching expert never disagreed with the oracle"
+    steps = {(t.id, s.index): s for t in episodes for s in t.steps}
+    assert all(by_oracle[key][0] == steps[key].expert_action for key in by_oracle)
+
+
+def test_searcher_never_takes_an_object_the_episode_has_not_shown(episodes):
+    """No hidden knowledge: an object the chosen turn takes was named in what the model had seen."""
+    takes = 0
+    for action, pair in chosen_actions(build_strategy("stepwise", {"expert": "searcher"}), episodes).values():
+        match = TAKE.match(action or "")
+        if match is None:
+            continue
+        takes += 1
+        seen = "\n".join(message.content for message in pair.prompt[2:])  # after the few-shot example
+        assert match["object"] in seen, action
+    assert takes
+
+
+def test_unreplayable_household_episodes_keep_the_recorded_action():
+    handmade = trajectory([S("ACTION: go to shelf 9", "go to shelf 9", expert="go to desk 1", valid=False,
+                             labels=[("invalid_action", 1.0)])])
+    strategy = build_strategy("stepwise", {})
+    pairs = list(strategy.pairs([handmade]))
+    assert len(pairs) == 1 and "go to desk 1" in pairs[0].chosen[0].content
+    assert strategy.experts_used == {"oracle": 1}
+
+
+def test_unknown_expert_is_refused():
+    with pytest.raises(ValueError, match="expert must be one of searcher, oracle"):
+        build_strategy("stepwise", {"expert": "psychic"})
