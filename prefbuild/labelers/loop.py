@@ -155,7 +155,9 @@ class LoopLabeler(Labeler):
         model_config = ConfigDict(extra="forbid")
         k: int = Field(default=2, ge=2, description="Occurrence from which a stagnant repeat is labelled (2 = the "
                        "first repeat).")
-        max_cycle: int = Field(default=10, ge=2, description="Longest script / lap (in steps) compared for replays.")
+        max_cycle: int = Field(
+            default=10, ge=1, description="Longest script / lap (in steps) compared for replays; 1 = no block replays."
+        )
         thoughts: bool = Field(default=True, description="Identical thoughts are repeats too.")
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -262,8 +264,8 @@ class LoopLabeler(Labeler):
     ) -> None:
         """Label every block ``[start, start + size)`` (size 2..``max_cycle``) for which
         ``evidence_of(start, size)`` explains how it replays the block right before it."""
-        longest = max(2, int(self.config["max_cycle"]))
-        for size in range(2, longest + 1):
+        longest = int(self.config["max_cycle"])
+        for size in range(2, longest + 1):  # max_cycle 1: no blocks
             start = size
             while start + size <= total:
                 evidence = evidence_of(start, size)

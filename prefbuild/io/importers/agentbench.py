@@ -19,6 +19,7 @@ those trajectories are marked ``task.meta['outcome_known'] = False``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -191,39 +192,9 @@ def _household_steps_from_log(log: list[Any], first: str, where: str) -> list[St
     return steps
 
 
-def _household_steps_from_history(history: list[Message], start: int) -> list[Step]:
-    steps: list[Step] = []
-    observation = history[start].content
-    position = start + 1
-    while position < len(history):
-        turn = history[position]
-        if turn.role is not Role.assistant:
-            observation = turn.content
-            position += 1
-            continue
-        following = history[position + 1] if position + 1 < len(history) else None
-        feedback_turn = following.content if following is not None and following.role is Role.user else ""
-        steps.append(
-            household_step(
-                len(steps),
-                observation,
-                turn.content,
-                step_fields(parse_turn("household", "agentbench", turn.content)),
-                bare_observation(feedback_turn),
-            )
-        )
-        observation = feedback_turn
-        position += 2
-    return steps
-
-
-def _dbbench(
-    history: list[Message], result: Any, status: str, trajectory_id: str, model: str, where: str
-) -> Trajectory:
-    start = next((i for i, m in enumerate(history) if i >= 1 and m.role is Role.user), None)
-    if start is None:
-        raise ExternalLogError(f"{where}: output.history has no question turn")
-    result = result if isinstance(result, dict) else {}
+def _walk_history(history: list[Message], start: int, make_step: Callable[[int, str, str, str], Step]) -> list[Step]:
+    """One step per assistant turn after ``history[start]``: (index, the turn it answered, its
+    text, the user turn that followed it or "")."""
     steps: list[Step] = []
     observation = history[start].content
     position = start + 1
@@ -235,9 +206,34 @@ def _dbbench(
             continue
         following = history[position + 1] if position + 1 < len(history) else None
         feedback = following.content if following is not None and following.role is Role.user else ""
-        steps.append(dbbench_step(len(steps), observation, turn.content, feedback))
+        steps.append(make_step(len(steps), observation, turn.content, feedback))
         observation = feedback
         position += 2
+    return steps
+
+
+def _household_steps_from_history(history: list[Message], start: int) -> list[Step]:
+    return _walk_history(
+        history,
+        start,
+        lambda index, observation, text, feedback: household_step(
+            index,
+            observation,
+            text,
+            step_fields(parse_turn("household", "agentbench", text)),
+            bare_observation(feedback),
+        ),
+    )
+
+
+def _dbbench(
+    history: list[Message], result: Any, status: str, trajectory_id: str, model: str, where: str
+) -> Trajectory:
+    start = next((i for i, m in enumerate(history) if i >= 1 and m.role is Role.user), None)
+    if start is None:
+        raise ExternalLogError(f"{where}: output.history has no question turn")
+    result = result if isinstance(result, dict) else {}
+    steps = _walk_history(history, start, dbbench_step)
     question = history[start].content
     task_type = result.get("type")
     task = TaskInfo(
