@@ -251,8 +251,9 @@ def run(recipe: str, overrides: tuple[str, ...], out: str | None, limit: int | N
 @main.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("-o", "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="New run directory.")
-def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
-    """Combine shard run directories of one recipe; refuses duplicate episodes.
+@click.option("--allow-incomplete", is_flag=True, help="Merge shards that hold fewer episodes than planned.")
+def merge(run_dirs: tuple[Path, ...], out: Path, allow_incomplete: bool) -> None:
+    """Combine shard run directories of one recipe; refuses duplicate episodes and incomplete shards.
 
     \b
     Examples:
@@ -260,7 +261,7 @@ def merge(run_dirs: tuple[Path, ...], out: Path) -> None:
     """
     from prefbuild.io.merge import merge_run_dirs
 
-    manifest = merge_run_dirs(run_dirs, out)
+    manifest = merge_run_dirs(run_dirs, out, allow_incomplete=allow_incomplete)
     click.echo(f"merged {len(run_dirs)} run directories into {out}: {manifest.counts.get('episodes', 0)} episodes")
 
 

@@ -26,8 +26,27 @@ from prefbuild.io.rundir import (
 from prefbuild.records import Manifest, UsageTotals
 
 
-def merge_run_dirs(sources: Sequence[Path], out: Path) -> Manifest:
-    """Copy every shard's trajectories into ``out``; returns the merged manifest."""
+def _planned(source: Path, manifest: Manifest) -> int | None:
+    """How many episodes the shard of ``source`` was planned to hold, when it can be told."""
+    if manifest.shard is None or not (source / RECIPE).is_file():
+        return None
+    from prefbuild.recipe import load_recipe
+    from prefbuild.rollout.plan import Shard, planned_count
+
+    try:
+        recipe = load_recipe(source / RECIPE).recipe
+    except PrefbuildError:
+        return None
+    return planned_count(recipe, Shard.parse(manifest.shard))
+
+
+def merge_run_dirs(sources: Sequence[Path], out: Path, *, allow_incomplete: bool = False) -> Manifest:
+    """Copy every shard's trajectories into ``out``; returns the merged manifest.
+
+    Counts come from the trajectory files (a shard's manifest may be stale after a killed run).
+    A shard holding fewer episodes than its plan is refused, naming it, unless
+    ``allow_incomplete`` (its missing episodes can be generated later by resuming it).
+    """
     if not sources:
         raise PrefbuildError("merge needs at least one run directory")
     manifests = []
@@ -44,31 +63,46 @@ def merge_run_dirs(sources: Sequence[Path], out: Path) -> Manifest:
     if out.exists() and any(out.iterdir()):
         raise PrefbuildError(f"{out} exists and is not empty; merge writes a new run directory")
     seen: dict[str, str] = {}
-    for source in sources:
+    counts = {"episodes": 0, "successes": 0, "errors": 0, "steps": 0}
+    incomplete: list[str] = []
+    for source, manifest in zip(sources, manifests, strict=True):
+        held = 0
         for path in trajectory_files(source):
             for number, text, _ in iter_lines(path):
                 try:
-                    episode = json.loads(text)["id"]
+                    record = json.loads(text)
+                    episode = record["id"]
+                    outcome = record["outcome"]
                 except (ValueError, KeyError, TypeError):
                     raise PrefbuildError(f"{path}:{number}: not a trajectory line; run `prefbuild validate`") from None
+                held += 1
+                counts["episodes"] += 1
+                counts["successes"] += int(bool(outcome.get("success")))
+                counts["errors"] += int(outcome.get("stop_reason") == "error")
+                counts["steps"] += len(record.get("steps") or [])
                 where = f"{path}:{number}"
                 if episode in seen:
                     raise PrefbuildError(
                         f"duplicate episode {episode}: {seen[episode]} and {where} (overlapping shards?)"
                     )
                 seen[episode] = where
+        planned = _planned(source, manifest)
+        if planned is not None and held < planned:
+            incomplete.append(f"{source} (shard {manifest.shard}: {held} of {planned} episodes)")
+    if incomplete and not allow_incomplete:
+        raise PrefbuildError(
+            "incomplete shards: " + "; ".join(incomplete)
+            + ". Resume them with the same `prefbuild generate --shard` command, or merge with --allow-incomplete"
+        )
     target = out / TRAJECTORIES
     target.mkdir(parents=True, exist_ok=True)
     usage = UsageTotals()
-    counts: dict[str, int] = {}
     for position, (source, manifest) in enumerate(zip(sources, manifests, strict=True)):
         for path in trajectory_files(source):
             shutil.copyfile(path, target / f"from-{position:03d}-{path.name}")
         usage.requests += manifest.usage.requests
         usage.prompt_tokens += manifest.usage.prompt_tokens
         usage.completion_tokens += manifest.usage.completion_tokens
-        for key, value in manifest.counts.items():
-            counts[key] = counts.get(key, 0) + value
     if (sources[0] / RECIPE).exists():
         shutil.copyfile(sources[0] / RECIPE, out / RECIPE)
     merged = Manifest(recipe_name=manifests[0].recipe_name, recipe_hash=manifests[0].recipe_hash, created_at=now(),

@@ -85,3 +85,15 @@ def test_shards_then_merge(tmp_path: Path) -> None:
         merge_run_dirs([tmp_path / "s0", tmp_path / "s0"], tmp_path / "dup")
     with pytest.raises(PrefbuildError, match="--shard"):
         generate(loaded(), out=tmp_path / "bad", shard="3/3", quiet=True, teacher=expert())
+
+
+def test_merge_names_incomplete_shards_and_counts_from_the_files(tmp_path: Path) -> None:
+    for k in range(2):
+        generate(loaded(), out=tmp_path / f"s{k}", shard=f"{k}/2", quiet=True, teacher=expert())
+    shard = tmp_path / "s1" / "trajectories" / "shard-001-of-002.jsonl"
+    lines = shard.read_text().splitlines(keepends=True)
+    shard.write_text("".join(lines[:-1]))  # as a killed run leaves it, its manifest still counting the lost one
+    with pytest.raises(PrefbuildError, match=rf"incomplete shards: {tmp_path / 's1'} \(shard 1/2: 2 of 3 episodes\)"):
+        merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "all")
+    merged = merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "partial", allow_incomplete=True)
+    assert merged.counts["episodes"] == 5
