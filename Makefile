@@ -18,7 +18,7 @@ LLAMAFACTORY := llamafactory==0.9.5
 .PHONY: demo test lint venv install-local install-dev browser sandbox mariadb clean help
 
 help:
-	@echo "make demo   run the quickstart recipe end to end on the embedded CPU teacher"
+	@echo "make demo   the embedded CPU teacher and the scripted teacher end to end, then the next steps"
 	@echo "make test   install dev extras and run the whole test suite"
 
 $(BIN)/python:
