@@ -38,7 +38,7 @@ def register_mistake_maker(env_name: str, maker: MistakeMaker) -> None:
     """Use ``maker`` for env ``env_name`` in this process (notebooks, tests, envs defined inline).
 
     Example:
-        >>> register_mistake_maker("corridor", lambda env, mode, rng: None)
+        >>> register_mistake_maker("docs_example_env", lambda env, mode, rng: None)
     """
     _REGISTERED[env_name] = maker
     mistake_maker.cache_clear()

@@ -72,6 +72,8 @@ def two_nodes(cpus_per_node: int = 1, **head_resources: Any) -> Iterator[Any]:
     try:
         cluster.add_node(num_cpus=cpus_per_node, include_dashboard=False, **head_resources)
         cluster.add_node(num_cpus=cpus_per_node)
+        if ray.is_initialized():  # a connection an earlier test left behind would make init fail
+            ray.shutdown()
         ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False)
         cluster.wait_for_nodes()
         yield cluster

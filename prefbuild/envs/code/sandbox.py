@@ -167,13 +167,16 @@ def _bwrap_argv(limits: SandboxLimits) -> list[str]:
         if os.path.exists(path):
             parents(path)
             argv += ["--ro-bind", path, path]
+    # The private tmpfs goes first: an interpreter installed under the temp folder (a virtual
+    # environment in /tmp) is bound on top of it afterwards, read-only, and stays visible.
+    argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", WORKDIR]
+    made.add(WORKDIR)
     for root in _python_roots():
         if any(root == system or root.startswith(system + os.sep) for system in SYSTEM_DIRS):
             continue
         parents(root)
         argv += ["--ro-bind", root, root]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", WORKDIR]
     argv += ["--perms", "1777", "--size", str(min(limits.tmp_bytes, 16 << 20)), "--tmpfs", "/dev/shm"]
     argv += ["--chdir", WORKDIR]
     return argv
