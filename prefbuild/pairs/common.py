@@ -19,11 +19,27 @@ from prefbuild.envs import Protocol, cached_protocol
 from prefbuild.errors import describe_validation_error
 from prefbuild.pairs.base import InvalidPair, PairStrategy
 from prefbuild.pairs.teacher_bridge import TeacherRunner
-from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory
+from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory, failure_modes
 from prefbuild.teachers.base import Sampling
 
 # Labels about the text of a turn, not about the action it performed.
 STYLE_MODES: frozenset[FailureMode] = frozenset({FailureMode.verbose_filler, FailureMode.overlong})
+
+
+def mode_names(strategy: str, value: object) -> frozenset[str]:
+    """The ``modes`` parameter of a strategy as registered failure-mode names (plug-in modes too).
+
+    Raises:
+        ValueError: a name no labeler registers, naming the strategy and the known names.
+    """
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise ValueError(f"strategy {strategy!r}: modes must be a list of failure-mode names")
+    known = failure_modes()
+    unknown = sorted(str(name) for name in value if str(name) not in known)
+    if unknown:
+        raise ValueError(f"strategy {strategy!r}: unknown failure mode(s) {', '.join(unknown)}; "
+                         f"registered: {', '.join(sorted(known))}")
+    return frozenset(str(name) for name in value)
 
 
 def canonical_json(value: Any) -> str:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from prefbuild.records import (
     EnvInfo,
-    FailureMode,
     Label,
     Message,
     Outcome,
@@ -63,7 +62,7 @@ def trajectory(
                 done=success and index == len(steps) - 1,
                 labels=[
                     Label(
-                        mode=FailureMode(mode),
+                        mode=mode,
                         step=index,
                         confidence=confidence,
                         evidence=f"{mode} here",

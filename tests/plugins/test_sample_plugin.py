@@ -81,3 +81,15 @@ def test_without_the_plugin_its_failure_mode_is_refused() -> None:
         assert "unknown failure mode 'dark_room'" in str(error)
     else:
         raise AssertionError("an unregistered failure mode was accepted")
+
+
+def test_built_in_strategies_take_a_plugin_failure_mode_by_default_and_by_name(site: Path) -> None:
+    from prefbuild.pairs import build_strategy
+    from tests.pairs.factory import S, act, trajectory
+
+    labelled = trajectory([S(act("wait"), "wait", expert="switch on", labels=[("dark_room", 0.9)])])
+    (by_default,) = build_strategy("stepwise", {}).pairs([labelled])
+    (by_name,) = build_strategy("stepwise", {"modes": ["dark_room"]}).pairs([labelled])
+    assert by_default.reason == by_name.reason == "dark_room"
+    with pytest.raises(ValueError, match="unknown failure mode\\(s\\) nope"):
+        build_strategy("stepwise", {"modes": ["nope"]})

@@ -34,6 +34,7 @@ from prefbuild.pairs.common import (
     TeacherWriting,
     assistant,
     make_pair,
+    mode_names,
     primary_label,
     same_action,
     source_for,
@@ -121,12 +122,14 @@ class StepwiseStrategy(TeacherWriting):
             raise ValueError(f"strategy 'stepwise': expert must be one of {', '.join(SOURCES)}, not {self.expert!r}")
         self.experts_used: Counter[str] = Counter()  # chosen actions by the expert that gave them
         modes = self.param("modes", None)
-        self.modes: frozenset[FailureMode] = (
-            frozenset(FailureMode) - STYLE_MODES if modes is None else frozenset(FailureMode(m) for m in modes)
-        )
+        # Default: every registered failure mode (plug-in ones too) except those about style.
+        self.modes: frozenset[str] | None = None if modes is None else mode_names(self.name, modes)
         self.min_confidence = float(self.param("min_confidence", 0.0))
         self.templates = self.param("templates", None)
         self.setup_teacher_writing(needed=self.chosen_style == "teacher", what="chosen: teacher")
+
+    def _wanted(self, mode: str) -> bool:
+        return mode not in STYLE_MODES if self.modes is None else mode in self.modes
 
     # -- selecting steps -----------------------------------------------------------------
 
@@ -135,7 +138,7 @@ class StepwiseStrategy(TeacherWriting):
         source = self.expert or default_source(trajectory.env.name)
         for step in trajectory.steps:
             eligible = [
-                label for label in step.labels if label.mode in self.modes and label.confidence >= self.min_confidence
+                label for label in step.labels if self._wanted(label.mode) and label.confidence >= self.min_confidence
             ]
             label = primary_label(eligible)
             if label is None:

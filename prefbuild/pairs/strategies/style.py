@@ -25,13 +25,14 @@ from prefbuild.pairs.common import (
     TeacherWriting,
     assistant,
     make_pair,
+    mode_names,
     primary_label,
     same_action,
     source_for,
     trajectory_protocol,
 )
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import FailureMode, Pair, Step, Trajectory, assistant_turn, prompt_messages, structured_calls
+from prefbuild.records import Pair, Step, Trajectory, assistant_turn, prompt_messages, structured_calls
 
 REWRITES = ("trim", "teacher")
 
@@ -121,7 +122,7 @@ class StyleStrategy(TeacherWriting):
         if self.rewrite not in REWRITES:
             raise ValueError(f"strategy 'style': rewrite must be one of {', '.join(REWRITES)}, not {self.rewrite!r}")
         modes = self.param("modes", None)
-        self.modes = STYLE_MODES if modes is None else frozenset(FailureMode(m) for m in modes)
+        self.modes: frozenset[str] = STYLE_MODES if modes is None else mode_names(self.name, modes)
         self.max_words = int(self.param("max_thought_words", 20))
         self.filler = filler_pattern(self.param("filler", ()))
         self.setup_teacher_writing(needed=self.rewrite == "teacher", what="rewrite: teacher")
