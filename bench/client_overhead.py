@@ -54,7 +54,9 @@ import click
 # "module:function" taking (loaded_recipe, out=Path, quiet=True, teacher=Teacher).
 GENERATE = "prefbuild.rollout.generate:generate"
 RECIPE = "quickstart"
-# The server rotates through these, so episodes are not cut short by a repeated-output rule.
+# The server answers a request with the next of these after the ones its history already holds
+# (its count of assistant turns, modulo four), so every episode walks through them in turn and is
+# never cut short by a repeated-output rule, whatever the interleaving of episodes.
 ANSWER_TEXTS = (
     "THOUGHT: I should look around.\nACTION: look\n",
     "ACTION: inventory\n",
@@ -80,10 +82,9 @@ def _answer(text: str) -> bytes:
 
 
 class _InstantProtocol(asyncio.Protocol):
-    """Minimal HTTP/1.1 keep-alive server: every complete request gets the next canned answer."""
+    """Minimal HTTP/1.1 keep-alive server: a request gets the canned answer after its history's last one."""
 
     answers = tuple(_answer(text) for text in ANSWER_TEXTS)
-    served = 0
     models = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n' + json.dumps(
         {"object": "list", "data": [{"id": "bench-model"}]}
     ).encode().ljust(50)
@@ -106,12 +107,13 @@ class _InstantProtocol(asyncio.Protocol):
                     length = int(value)
             if len(self.buffer) < end + 4 + length:
                 return
-            self.buffer = self.buffer[end + 4 + length :]
             if head.startswith("GET /v1/models"):
                 reply = self.models
             else:
-                reply = self.answers[_InstantProtocol.served % len(self.answers)]
-                _InstantProtocol.served += 1
+                body = self.buffer[end + 4 : end + 4 + length]
+                turns = body.count(b'"role":"assistant"') + body.count(b'"role": "assistant"')
+                reply = self.answers[turns % len(self.answers)]
+            self.buffer = self.buffer[end + 4 + length :]
             self.transport.write(reply)  # type: ignore[attr-defined]
 
 
