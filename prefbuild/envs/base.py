@@ -172,6 +172,10 @@ class Env(ABC):
     name: ClassVar[str]
     dialects: ClassVar[tuple[str, ...]] = ()
     protocols: ClassVar[dict[str, type[Protocol]]] = {}
+    # True for an in-memory state machine whose ``step`` takes microseconds and never blocks:
+    # the rollout then calls it directly instead of handing it to a worker thread (the hop
+    # costs more than such a step). Envs that run SQL, code or I/O keep False.
+    fast_step: ClassVar[bool] = False
 
     @abstractmethod
     def tasks(

@@ -3,8 +3,9 @@
 The loop keeps the exact prompt the model saw (history turns as the protocol shortens
 them), records every step with typed facts, and ends with an outcome. ``env.step`` runs in
 a worker thread, so a slow SQL statement or a code sandbox never stalls the other episodes
-in flight. A teacher or env failure ends the episode with stop reason ``error`` and the
-error text: it is written, never dropped.
+in flight (an env that declares ``fast_step``, an in-memory state machine, is stepped
+inline). A teacher or env failure ends the episode with stop reason ``error`` and the error
+text: it is written, never dropped.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ class EpisodeRunner:
                 if executed != parsed.action:
                     facts.executed_action = executed
                 try:
-                    result = await asyncio.to_thread(env.step, executed)
+                    result = env.step(executed) if env.fast_step else await asyncio.to_thread(env.step, executed)
                 except Exception as error:
                     outcome = _error_outcome(f"env step failed on {executed!r}: {error!r}")
                     break

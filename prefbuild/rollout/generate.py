@@ -28,6 +28,7 @@ from prefbuild.io.rundir import (
     write_manifest,
 )
 from prefbuild.recipe import LoadedRecipe, Recipe
+from prefbuild.rollout.collector import fewer_collections
 from prefbuild.rollout.episode import EpisodeRunner
 from prefbuild.rollout.plan import Episode, Shard, plan_episodes, planned_count
 from prefbuild.rollout.progress import ProgressDisplay, RolloutStats
@@ -104,7 +105,8 @@ async def _generate_async(
             teacher = teacher or build_teacher(recipe, run_dir)
             async with teacher:
                 runner = EpisodeRunner(recipe, teacher)
-                with JsonlWriter(path) as writer, ProgressDisplay(stats, stats.total, quiet=quiet) as display:
+                display = ProgressDisplay(stats, stats.total, quiet=quiet)
+                with fewer_collections(), JsonlWriter(path) as writer, display:
                     async for trajectory in rollout(
                         itertools.chain([first], episodes), runner, concurrency=recipe.teacher.concurrency
                     ):

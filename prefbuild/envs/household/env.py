@@ -63,6 +63,7 @@ class HouseholdEnv(Env):
     name: ClassVar[str] = "household"
     dialects: ClassVar[tuple[str, ...]] = DIALECTS
     protocols: ClassVar[dict[str, type[Protocol]]] = PROTOCOLS
+    fast_step: ClassVar[bool] = True  # an in-memory engine: microseconds per step
 
     def __init__(self, dialect: str = "classic", intro: str = "benchmark", expert: str = ORACLE, **options: Any):
         if dialect not in DIALECTS:

@@ -26,8 +26,8 @@ class Receptacle:
     openable: bool
     location: int
 
-    @property
-    def name(self) -> str:
+    @cached_property
+    def name(self) -> str:  # read on every placement and compile: rendered once
         return f"{self.type} {self.number}"
 
 
@@ -39,7 +39,7 @@ class SceneObject:
     number: int
     receptacle: str
 
-    @property
+    @cached_property
     def name(self) -> str:
         return f"{self.type} {self.number}"
 

@@ -21,28 +21,36 @@ SMOOTHING_K = 5
 SNAP_THRESHOLD = 0.01
 
 
+# (token count, n-gram counts for n = 1..4) of a whitespace-tokenised text.
+_Profile = tuple[int, tuple["Counter[tuple[str, ...]]", ...]]
+
+
+def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def _profile(tokens: Sequence[str]) -> _Profile:
+    return len(tokens), tuple(_ngrams(tokens, n) for n in range(1, len(WEIGHTS) + 1))
+
+
 @lru_cache(maxsize=65536)
-def _ngrams(tokens: tuple[str, ...], n: int) -> Counter[tuple[str, ...]]:
-    """N-gram counts, cached: every turn scores against the same admissible commands again.
-
-    Callers only read the returned Counter."""
-    return Counter(tokens[i : i + n] for i in range(len(tokens) - n + 1))
-
-
-def _modified_precision(reference: Sequence[str], hypothesis: Sequence[str], n: int) -> tuple[int, int]:
-    """(clipped matches, max(1, hypothesis n-grams)), unreduced like NLTK's ``Fraction(_normalize=False)``."""
-    counts = _ngrams(tuple(hypothesis), n) if len(hypothesis) >= n else Counter()
-    reference_counts = _ngrams(tuple(reference), n) if len(reference) >= n else Counter()
-    numerator = sum(min(count, reference_counts[gram]) for gram, count in counts.items())
-    return numerator, max(1, sum(counts.values()))
+def _text_profile(text: str) -> _Profile:
+    """The profile of a command, cached: every turn scores against the same admissible commands
+    again. Callers only read the returned Counters."""
+    return _profile(text.split())
 
 
-def sentence_bleu(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
-    """BLEU of ``hypothesis`` against one ``reference`` (token lists), smoothing method 4."""
-    precisions = [_modified_precision(reference, hypothesis, n) for n in range(1, len(WEIGHTS) + 1)]
-    if precisions[0][0] == 0:
-        return 0.0
-    hyp_len, ref_len = len(hypothesis), len(reference)
+def _bleu(reference: _Profile, hypothesis: _Profile) -> float:
+    """NLTK's sentence BLEU (smoothing method 4) from two profiles, in NLTK's order of float operations."""
+    ref_len, reference_counts = reference
+    hyp_len, hypothesis_counts = hypothesis
+    # (clipped matches, max(1, hypothesis n-grams)), unreduced like NLTK's ``Fraction(_normalize=False)``.
+    precisions: list[tuple[int, int]] = []
+    for counts, clip in zip(hypothesis_counts, reference_counts, strict=True):
+        numerator = sum(min(count, clip[gram]) for gram, count in counts.items()) if clip else 0
+        precisions.append((numerator, max(1, sum(counts.values()))))
+        if numerator == 0 and len(precisions) == 1:
+            return 0.0  # no unigram in common
     if hyp_len > ref_len:
         brevity = 1.0
     elif hyp_len == 0:
@@ -62,9 +70,16 @@ def sentence_bleu(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
     return brevity * math.exp(total)
 
 
+def sentence_bleu(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
+    """BLEU of ``hypothesis`` against one ``reference`` (token lists), smoothing method 4."""
+    return _bleu(_profile(reference), _profile(hypothesis))
+
+
+@lru_cache(maxsize=65536)
 def bleu_score(reference: str, candidate: str) -> float:
-    """AgentBench's ``bleu_score``: whitespace tokens, ``reference`` first."""
-    return sentence_bleu(reference.split(), candidate.split())
+    """AgentBench's ``bleu_score``: whitespace tokens, ``reference`` first (cached: a model
+    repeats its near-miss commands against the same admissible ones)."""
+    return _bleu(_text_profile(reference), _text_profile(candidate))
 
 
 def snap_to_admissible(action: str, admissible: Sequence[str] | None, threshold: float = SNAP_THRESHOLD) -> str:
