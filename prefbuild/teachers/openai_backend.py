@@ -118,10 +118,13 @@ class PayloadEncoder:
     episode, and the bytes of an episode's previous list are extended by the new turns only
     (list comparisons in C for the shared prefix). Cached bytes are reused only while a
     message's ``content`` and ``tool_calls`` are equal to what they were made from, so
-    assigning either anew is seen; the other fields are treated as fixed once sent. The
-    caches are dropped whole when they reach ``max_entries`` (4,096 episode histories).
+    assigning either anew is seen; the other fields are treated as fixed once sent.
     Histories are told apart by their first message object: protocols that share prefix
     message objects across episodes lose the prefix fast path (the per-message cache stays).
+
+    Memory stays flat however many episodes a run plays: both caches drop their least
+    recently used entry beyond their size (``max_histories`` episode histories, which must
+    exceed the episodes in flight; ``max_entries`` messages), so finished episodes leave.
 
     Example:
         >>> from prefbuild.records import Message
@@ -131,9 +134,10 @@ class PayloadEncoder:
         True
     """
 
-    def __init__(self, model: str, *, max_entries: int = 50_000) -> None:
+    def __init__(self, model: str, *, max_entries: int = 8192, max_histories: int = 1024) -> None:
         self.model = model
         self.max_entries = max_entries
+        self.max_histories = max_histories
         self._head = b'{"model":' + _dumps(model).encode() + b',"messages":['
         self._messages: dict[int, tuple[Message, str, Any, bytes]] = {}
         self._options: dict[tuple[int, int, int | None, int], tuple[Sampling, Any, bytes]] = {}
@@ -150,9 +154,8 @@ class PayloadEncoder:
         ):
             return cached[3]
         encoded = _dumps(_message_dict(message)).encode()
-        if len(self._messages) >= self.max_entries:
-            self._messages.clear()
-        self._messages[id(message)] = (message, message.content, message.tool_calls, encoded)
+        entry = (message, message.content, message.tool_calls, encoded)
+        _remember(self._messages, id(message), entry, self.max_entries)
         return encoded
 
     def _options_bytes(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
@@ -195,14 +198,22 @@ class PayloadEncoder:
         parts = [base] if start else []
         parts.extend(self.message(message) for message in messages[start:])
         joined = b",".join(parts)
-        if len(self._histories) >= 4096:
-            self._histories.clear()
-        self._histories[id(messages[0])] = (list(messages), fields, joined, b",".join(parts[:-1]))
+        entry = (list(messages), fields, joined, b",".join(parts[:-1]))
+        _remember(self._histories, id(messages[0]), entry, self.max_histories)
         return joined
 
     def encode(self, request: TeacherRequest, n: int, seed: int | None) -> bytes:
         """The UTF-8 JSON body of one request: equal to ``json.dumps(build_payload(...))`` once parsed."""
         return b"".join((self._head, self.messages(request.messages), self._options_bytes(request, n, seed)))
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any, size: int) -> None:
+    """Store ``value`` as the most recent entry of an LRU ``cache`` (dicts keep insertion order),
+    dropping the least recent one beyond ``size``."""
+    cache.pop(key, None)
+    cache[key] = value
+    if len(cache) > size:
+        del cache[next(iter(cache))]
 
 
 def _split_tokens(total: int, texts: Sequence[str]) -> list[int]:
@@ -331,7 +342,12 @@ class OpenAITeacher(Teacher):
         self.default_sampling = default_sampling or Sampling()
         self.drop_seed = drop_seed
         self.warnings: list[str] = []
-        self.encoder = PayloadEncoder(model)
+        # Episodes in flight are at most the requests in flight: twice that many histories keep
+        # every live episode's cached prefix while finished ones are dropped.
+        in_flight = concurrency * len(self.pool.endpoints)
+        self.encoder = PayloadEncoder(
+            model, max_histories=max(64, 2 * in_flight), max_entries=max(1024, 16 * in_flight)
+        )
         self._session: aiohttp.ClientSession | None = None
         self._headers: dict[str, dict[str, str]] = {}
 

@@ -33,10 +33,11 @@ def _profile(tokens: Sequence[str]) -> _Profile:
     return len(tokens), tuple(_ngrams(tokens, n) for n in range(1, len(WEIGHTS) + 1))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=2048)
 def _text_profile(text: str) -> _Profile:
     """The profile of a command, cached: every turn scores against the same admissible commands
-    again. Callers only read the returned Counters."""
+    again. Callers only read the returned Counters. The cache holds the commands of the scenes
+    in flight (about 30 each), not of every scene a run saw, so memory stays flat."""
     return _profile(text.split())
 
 
@@ -75,7 +76,7 @@ def sentence_bleu(reference: Sequence[str], hypothesis: Sequence[str]) -> float:
     return _bleu(_profile(reference), _profile(hypothesis))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def bleu_score(reference: str, candidate: str) -> float:
     """AgentBench's ``bleu_score``: whitespace tokens, ``reference`` first (cached: a model
     repeats its near-miss commands against the same admissible ones)."""
