@@ -5,9 +5,12 @@ and almost none of them form reference cycles, so reference counting frees them;
 cyclic collector still runs a pass every 700 net allocations and, every so often, walks
 every live object (imported modules, caches, the recipe). Measured on the household env,
 those passes took 10-15 % of the client's CPU per step. While a rollout runs, the objects
-alive at its start are frozen out of the collector's sight (``gc.freeze``) and the young
-generation threshold is raised; both are restored when it ends, and cycles made meanwhile
-are still collected.
+alive at its start are frozen out of the collector's sight (``gc.freeze``), the young
+generation is collected every 20,000 net allocations instead of 700, and the older ones
+every 5 passes of the one below instead of 10, so cyclic garbage that outlived a young pass
+is not kept for millions of allocations (with 50,000 / 10 / 10 the peak memory of a
+10,000-task run grew by 7 MiB). Everything is restored when the rollout ends, and cycles
+made meanwhile are still collected.
 """
 
 from __future__ import annotations
@@ -16,16 +19,19 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-YOUNG_THRESHOLD = 50_000
+YOUNG_THRESHOLD = 20_000
+OLDER_THRESHOLD = 5
 
 
 @contextmanager
-def fewer_collections(young_threshold: int = YOUNG_THRESHOLD) -> Iterator[None]:
+def fewer_collections(young_threshold: int = YOUNG_THRESHOLD, older_threshold: int = OLDER_THRESHOLD) -> Iterator[None]:
     """Run the body with the objects alive now frozen and a larger young-generation threshold.
 
     Args:
         young_threshold: net allocations between young-generation passes (CPython's default
             is 700); a lower current setting is raised to it, a higher one kept.
+        older_threshold: passes of a generation between two passes of the next older one
+            (CPython's default is 10).
 
     Returns:
         A context manager; the previous thresholds are restored and the frozen objects
@@ -35,14 +41,14 @@ def fewer_collections(young_threshold: int = YOUNG_THRESHOLD) -> Iterator[None]:
         >>> import gc
         >>> before = gc.get_threshold()
         >>> with fewer_collections():
-        ...     gc.get_threshold()[0] >= 50_000
+        ...     gc.get_threshold()[0] >= 20_000
         True
         >>> gc.get_threshold() == before
         True
     """
     previous = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(max(previous[0], young_threshold), *previous[1:])
+    gc.set_threshold(max(previous[0], young_threshold), older_threshold, older_threshold)
     try:
         yield
     finally:

@@ -91,8 +91,8 @@ def test_fewer_collections_restores_the_collector_and_still_frees_cycles() -> No
     class Node:
         pass
 
-    with fewer_collections(young_threshold=before[0] + 1000):
-        assert gc.get_threshold() == (before[0] + 1000, *before[1:])
+    with fewer_collections(young_threshold=before[0] + 1000, older_threshold=3):
+        assert gc.get_threshold() == (before[0] + 1000, 3, 3)
         node = Node()
         node.self = node  # a reference cycle made while the rollout runs
         alive = weakref.ref(node)
