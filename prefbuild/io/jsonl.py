@@ -84,8 +84,8 @@ def read_records(
         try:  # the fast path: pydantic parses and validates the JSON text in one pass
             yield model.model_validate_json(text)
             continue
-        except ValidationError:
-            pass  # located below, with the JSON and the record errors told apart
+        except ValidationError:  # handled: located below, with the JSON and the record errors told apart
+            pass
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as error:
@@ -154,7 +154,7 @@ def _repair_tail(path: Path) -> int:
         tail = handle.read()
         try:
             json.loads(tail)
-        except ValueError:
+        except ValueError:  # handled: the last line is cut off: it is removed and its size returned
             handle.truncate(keep)
             return size - keep
         handle.seek(size)

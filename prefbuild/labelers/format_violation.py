@@ -16,6 +16,7 @@ harmless ones (a capital letter, a trailing period, ReAct's ``> `` marker) are n
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from typing import ClassVar
 
@@ -25,13 +26,19 @@ from prefbuild.errors import PrefbuildError
 from prefbuild.labelers.base import Labeler
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
+logger = logging.getLogger(__name__)
+
 
 @lru_cache(maxsize=32)
 def _protocol(env: str, name: str) -> Protocol | None:
     try:
         return cached_protocol(env, name)
-    except (KeyError, ImportError, TypeError, ValueError, PrefbuildError):
-        # Not loadable here: judge by the recorded verdict.
+    except (KeyError, ImportError, TypeError, ValueError, PrefbuildError) as error:
+        # Not loadable here: judged by the recorded verdict, said once per protocol (the result is cached).
+        logger.warning(
+            "format_violation: protocol %r of env %r cannot be loaded here (%s); turns are judged by the recorded "
+            "verdict, not parsed again", name, env, error,
+        )
         return None
 
 

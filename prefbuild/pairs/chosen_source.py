@@ -54,6 +54,7 @@ def chosen_action(trajectory: Trajectory, step_index: int, source: str) -> tuple
     try:
         env = replay(trajectory, step_index)
     except ReplayError:
+        # handled: a state that cannot be replayed gets the recorded oracle action, and the source says oracle
         return recorded, ORACLE
     env.expert = expert  # type: ignore[attr-defined]
     return env.expert_action(), SEARCHER

@@ -192,6 +192,7 @@ def answer_values(answer: str) -> list[str]:
     try:
         parsed = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
+        # handled: an answer that is not a Python literal is one value (the bare text), as in DBBench
         return [text] if text else []
     if isinstance(parsed, list | tuple):
         return [str(value).strip() for value in parsed]
@@ -213,7 +214,7 @@ def derivable(value: str, results: list[str]) -> bool:
         return True
     try:
         number = float(value.replace(",", ""))
-    except ValueError:
+    except ValueError:  # handled: a value that is not a number can only be derived as text (checked above)
         return False
     for result in results:
         if any(float(found) == number for found in _NUMBER.findall(result)):

@@ -115,7 +115,7 @@ class BestOfNStrategy(PairStrategy):
         for index in self.sampled_states(trajectory):
             try:
                 view = env_view(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
-            except ReplayError:
+            except ReplayError:  # handled: counted in the pair stats as replay_failed
                 self.stats.dropped["replay_failed"] += 1
                 continue
             sampling = replace(self.sampling, n=self.n)
@@ -144,7 +144,7 @@ class BestOfNStrategy(PairStrategy):
             return
         try:
             env = replay(trajectory, index)
-        except ReplayError:
+        except ReplayError:  # handled: counted in the pair stats as replay_failed
             self.stats.dropped["replay_failed"] += 1
             return
         scored = [self._try(env, protocol, by_key[key]) for key in distinct]

@@ -207,8 +207,9 @@ class TrajectoryStrategy(PairStrategy):
         """Pairs against an oracle demonstration from the task's start (no episode succeeded)."""
         try:
             chosen = expert_continuation(failures[0], self.max_expert_steps)
-        except ReplayError:
-            chosen = None
+        except ReplayError:  # handled: counted in the pair stats as replay_failed
+            self.stats.dropped["replay_failed"] += len(failures)
+            return
         if chosen is None:
             self.stats.dropped["no_success_for_task"] += len(failures)
             return
