@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
 from prefbuild.pairs.postprocess import BottomK, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 
@@ -97,12 +97,13 @@ def _feed_all(
 
 
 def _collect_stats(strategies: Sequence[PairStrategy], counts: PairCounts) -> None:
+    """Add each strategy's ``Tally`` of skipped candidates to ``counts`` as ``strategy:why``."""
     for strategy in strategies:
-        stats = strategy.stats
-        for why, number in stats.dropped.items():
-            counts.dropped[f"{strategy.name}:{why}"] += number
-        for why, number in stats.invalid.items():
-            counts.invalid[f"{strategy.name}:{why}"] += number
+        for why, number in strategy.stats.skipped.items():
+            if why.startswith(INVALID_REASON_PREFIX):
+                counts.invalid[f"{strategy.name}:{why.removeprefix(INVALID_REASON_PREFIX)}"] += number
+            else:
+                counts.dropped[f"{strategy.name}:{why}"] += number
 
 
 def process(

@@ -23,7 +23,7 @@ def test_expert_fallback_counts_an_unreplayable_task_as_replay_failed() -> None:
     assert failures, "the scripted run must have a task without a success"
     strategy = build_strategy("trajectory", {})
     assert list(strategy.pairs([_unreplayable(t) for t in failures])) == []
-    assert strategy.stats.dropped["replay_failed"] == len(failures)
-    assert "no_success_for_task" not in strategy.stats.dropped
+    assert strategy.stats.skipped["replay_failed"] == len(failures)
+    assert "no_success_for_task" not in strategy.stats.skipped
     # The same failures, replayable, give oracle pairs: the count above is the replay's doing.
     assert list(build_strategy("trajectory", {}).pairs(failures))

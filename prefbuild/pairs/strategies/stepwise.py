@@ -134,7 +134,7 @@ class StepwiseStrategy(TeacherWriting):
     # -- selecting steps -----------------------------------------------------------------
 
     def bad_steps(self, trajectory: Trajectory) -> Iterator[BadStep]:
-        """Labelled steps this strategy turns into pairs; the others are counted in ``stats.dropped``."""
+        """Labelled steps this strategy turns into pairs; the others are counted in ``stats.skipped``."""
         source = self.expert or default_source(trajectory.env.name)
         for step in trajectory.steps:
             eligible = [
@@ -145,10 +145,10 @@ class StepwiseStrategy(TeacherWriting):
                 continue
             expert_action, used = chosen_action(trajectory, step.index, source) if step.expert_action else (None, "")
             if not expert_action:
-                self.stats.dropped["no_expert_action"] += 1
+                self.stats.skip("no_expert_action")
                 continue
             if label.mode not in FORMAT_MODES and same_action(step.action, expert_action):
-                self.stats.dropped["rejected_is_expert_action"] += 1
+                self.stats.skip("rejected_is_expert_action")
                 continue
             self.experts_used[used] += 1
             yield BadStep(step=step, label=label, expert_action=expert_action.strip())
@@ -180,7 +180,7 @@ class StepwiseStrategy(TeacherWriting):
             max_thought_chars=self.max_thought_chars,
             seed=self.seed,
         )
-        self.stats.dropped["teacher_thought_rejected"] += sum(turn is None for turn in turns)
+        self.stats.skip("teacher_thought_rejected", sum(turn is None for turn in turns))
         return turns
 
     # -- pairs ---------------------------------------------------------------------------
