@@ -154,7 +154,8 @@ def test_trajectory_pairs_success_against_failure_truncated_to_chosen_length_plu
 
 
 def test_trajectory_without_a_success_is_counted_and_groups_close_after_the_window():
-    strategy = build_strategy("trajectory", {"window": 2})
+    # No oracle fallback: these hand-made records cannot be replayed (that is counted as replay_failed).
+    strategy = build_strategy("trajectory", {"window": 2, "expert_fallback": False})
     stream = [
         failed_trajectory(3, "task-a", "a1"),
         failed_trajectory(3, "task-b", "b1"),
