@@ -23,14 +23,22 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from prefbuild.envs.sql.items import TASK_TYPES  # noqa: E402
 from tests.labelers.blind_household import Game, GameError, intro  # noqa: E402
-from tests.labelers.heldout.build import AB_EXAMPLE, AB_INSTRUCTION, REACT_PREFIX, SCORED_MODES, TIME  # noqa: E402
+from tests.labelers.heldout.build import (  # noqa: E402
+    AB_EXAMPLE,
+    AB_INSTRUCTION,
+    REACT_PREFIX,
+    SCORED_MODES,
+    TIME,
+    SqlTurn,
+)
 from tests.labelers.strict_yaml import FixtureError, StrictModel, line_of, load_yaml, validate  # noqa: E402
 
 DB_INSTRUCTION = (
@@ -65,13 +73,6 @@ class HouseTurn(StrictModel):
     x: str | None = None
 
 
-class SqlTurn(StrictModel):
-    """A DBBench turn: the exact agent message and the MySQL reply (none after the final turn)."""
-
-    raw: str
-    o: str | None = None
-
-
 class _Episode(StrictModel):
     id: str = Field(min_length=1)
     note: str = ""
@@ -88,22 +89,17 @@ class HouseEpisode(_Episode):
 
 
 class SqlEpisode(_Episode):
-    type: Literal[
-        "INSERT",
-        "UPDATE",
-        "DELETE",
-        "other",
-        "counting",
-        "comparison",
-        "ranking",
-        "aggregation-SUM",
-        "aggregation-MIN",
-        "aggregation-MAX",
-        "aggregation-AVG",
-    ]
+    type: str
     question: str
     table: str
     steps: list[SqlTurn] = Field(min_length=1)
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in TASK_TYPES:
+            raise ValueError(f"unknown DBBench type {value!r}; known: {', '.join(TASK_TYPES)}")
+        return value
 
 
 def _ab_output(turn: HouseTurn) -> str:
@@ -136,6 +132,11 @@ def _game(episode: HouseEpisode, where: str) -> Game:
         return Game(episode.room, episode.contents, episode.goal, episode.dialect)
     except GameError as error:
         raise FixtureError(f"{where}: {error}") from None
+
+
+def _runs_line(index: int, status: str, result: dict[str, Any], history: list[dict[str, str]]) -> dict[str, Any]:
+    output = {"index": index, "status": status, "result": result, "history": history}
+    return {"index": index, "error": None, "info": None, "output": output, "time": TIME}
 
 
 def _finished(game: Game, position: int, episode: HouseEpisode, where: str) -> bool:
@@ -205,14 +206,7 @@ def alfworld_record(index: int, episode: HouseEpisode, where: str) -> dict[str, 
         raise FixtureError(f"{where}: a lost episode of {len(log)} turns needs status 'agent context limit'")
     if episode.status and status != episode.status:
         raise FixtureError(f"{where}.status: the run ends with {status!r}")
-    result = {"log": log, "init_prompt": init_prompt, "result": 1 if won else 0}
-    return {
-        "index": index,
-        "error": None,
-        "info": None,
-        "output": {"index": index, "status": status, "result": result, "history": history},
-        "time": TIME,
-    }
+    return _runs_line(index, status, {"log": log, "init_prompt": init_prompt, "result": 1 if won else 0}, history)
 
 
 def react_record(episode: HouseEpisode, where: str) -> dict[str, Any]:
@@ -301,14 +295,7 @@ def dbbench_record(index: int, episode: SqlEpisode, where: str) -> dict[str, Any
             status = "task limit reached" if operations >= DB_OPERATION_LIMIT else "agent validation failed"
     if not status:
         raise FixtureError(f"{where}.steps: the last turn is an executed Operation; the run needs a final turn")
-    result = {"answer": answer, "type": [episode.type]}
-    return {
-        "index": index,
-        "error": None,
-        "info": None,
-        "output": {"index": index, "status": status, "result": result, "history": history},
-        "time": TIME,
-    }
+    return _runs_line(index, status, {"answer": answer, "type": [episode.type]}, history)
 
 
 def _check_reply(statement: str, reply: str, where: str) -> None:
