@@ -54,9 +54,20 @@ def test_labels_point_at_existing_steps(folder: Path) -> None:
         counts[entry["log"]] += 1
         assert entry["record"] == counts[entry["log"]], f"{entry['id']}: records are numbered in file order"
         steps = trajectories[entry["log"]][entry["record"] - 1].steps
+        assert len(steps) == _agent_turns(folder / entry["log"], entry["record"]), f"{entry['id']}: step count"
         for label in entry["labels"]:
             assert 0 <= label["step"] < len(steps), f"{entry['id']}: no step {label['step']}"
     assert counts == {name: len(records) for name, records in trajectories.items()}
+
+
+def _agent_turns(log: Path, record: int) -> int:
+    """The number of agent turns of a built record: the steps the sidecar indexes (heldout README)."""
+    line = json.loads(log.read_text(encoding="utf-8").splitlines()[record - 1])
+    if "messages" in line:
+        return sum(1 for message in line["messages"] if message["role"] == "assistant")
+    if "log" in line["output"]["result"]:
+        return len(line["output"]["result"]["log"])
+    return sum(1 for turn in line["output"]["history"][3:] if turn["role"] == "agent")
 
 
 def test_sets_are_disjoint_and_split_about_forty_sixty() -> None:
