@@ -34,7 +34,7 @@ from typing import ClassVar
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HAND, HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
-from prefbuild.labelers.success_claims import GOAL, LAMP, Claim, find_claim
+from prefbuild.labelers.success_claims import GOAL, LAMP, TASK, Claim, find_claim
 from prefbuild.labelers.text import (
     canonical_command,
     goal_known_unmet,
@@ -189,7 +189,7 @@ class PrematureSuccessLabeler(Labeler):
             claim = find_claim(text, goal)
             if claim is None:
                 continue
-            if claim.kind != GOAL or goal is None or not _narrates(claim, command, goal):
+            if claim.kind == TASK or goal is None or not _narrates(claim, command, goal):
                 return claim
         return None
 
@@ -212,9 +212,12 @@ class PrematureSuccessLabeler(Labeler):
 
 
 def _narrates(claim: Claim, command: str, goal: Goal) -> bool:
-    """ "Now I put it on the sofa." beside ``go to sofa 1`` or a put narrates this turn's command: a plan."""
+    """ "Now I put it on the sofa." beside ``go to sofa 1`` or a put (or "Now I look at the cd under the
+    desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan."""
     if re.search(r"\b(?:have|has|had|'ve|already|been|was|were)\b", claim.sentence, re.IGNORECASE):
         return False  # a perfect or passive claim says it is done, not that it is being done
+    if claim.kind == LAMP:
+        return command.startswith(("use ", "go to ", "take "))
     return command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
 
 

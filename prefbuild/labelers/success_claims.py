@@ -46,7 +46,7 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # A text can only claim success when it holds one of these words (cheap pre-check).
 _ANY_CLAIM_WORD = re.compile(
     r"task|done|complet|accomplish|succe|finish|goal|achiev|put|plac|move|dropp|set|stor|look|examin|turn|used|"
-    r"now|been|was|were|タスク",
+    r"now|been|was|were|have|got|タスク",
     re.IGNORECASE,
 )
 
@@ -69,7 +69,7 @@ _CLAUSE_BREAK = re.compile(r"[,;:]|\bbut\b|\bso\b", re.IGNORECASE)
 _TASK_CLAIM = re.compile(
     r"\b(?:task|goal|objective|mission)\s+(?:has\s+(?:now\s+)?been\s+|have\s+been\s+|is\s+(?:now\s+)?|was\s+|'s\s+)?"
     r"(?:now\s+)?(?:successfully\s+)?(?:succeeded|completed|complete|done|finished|accomplished|solved|achieved|met)\b"
-    r"|\b(?:i|we)\s*(?:have|'ve)\s+(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved|achieved)"
+    r"|\b(?:i|we)\s*(?:(?:have|'ve)\s+)?(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved|achieved)"
     r"\s+(?:the|this|my|our)\s+(?:task|goal|objective|mission)\b"
     r"|\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:all\s+)?(?:done|finished)(?=\W*$)"
     r"|\b(?:successfully\s+completed|mission\s+accomplished|task\s+success(?:ful)?)\b"
@@ -83,8 +83,8 @@ _DONE_OPENING = re.compile(r"^\W*(?:all\s+)?(?:done|finished|completed)\b\s*(?P<
 _ADVERBS = r"(?:(?:have|has|had|'ve|just|now|successfully|finally|already|then|also|carefully)\s+)*"
 # The processing steps that may precede the final put in one claim ("heated the egg and placed it ...").
 _PROCESSED = (
-    r"(?:heated|warmed|microwaved|cooled|chilled|refrigerated|cleaned|washed|rinsed|taken|took|picked\s+up|"
-    r"grabbed|found|fetched|carried|brought)"
+    r"(?:heat|heated|warm|warmed|microwaved|cool|cooled|chill|chilled|refrigerated|clean|cleaned|wash|washed|rinse|"
+    r"rinsed|take|taken|took|pick\s+up|picked\s+up|grab|grabbed|found|fetched|carried|brought)"
 )
 _PUT_VERBS = r"(?:put|placed|moved|dropped|set|placing|putting)"
 # "I (have) put ...", "I've heated the egg and placed it ..."
@@ -107,15 +107,27 @@ _STATE = re.compile(
     re.IGNORECASE,
 )
 _PREPOSITION = re.compile(r"\b(?:in/on|inside|into|onto|in|on|to|at)\b", re.IGNORECASE)
+# "Now I have a clean knife in drawer 1."
+_HAVE_IN = re.compile(
+    r"\b(?:i|we)\s*(?:now\s+)?(?:have|'ve\s+got|got)\s+(?P<target>(?:a|an|the|two|both|some)\b[^.!?\n]{0,40}?)\s+"
+    r"(?:in/on|inside|in|on)\b(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# "I put the apple in the fridge, but nothing happened." reports a failed attempt.
+_FAILED_AFTER = re.compile(
+    r"\b(?:but|however|though|yet)\b[^.!?\n]*\b(?:nothing|fail\w*|not|n't|didn|wasn|unable|no)\b", re.IGNORECASE
+)
 _PRONOUN = re.compile(r"\b(?:it|they|them|both)\b", re.IGNORECASE)
 _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 # "Now I look at the cd under the desklamp.", "I have turned on the desklamp."
 _LOOK_CLAIM = re.compile(
-    rf"\b(?:i|we)\s*{_ADVERBS}(?:looked\s+at|look\s+at|am\s+looking\s+at|examined|turned\s+on|switched\s+on|used)\b"
+    rf"\b(?:i|we)\s*{_ADVERBS}(?:looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|turned\s+on|"
+    r"switched\s+on|used)\b"
     r"(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
 )
-_TWO = re.compile(r"\b(?:two|both|2|second|all)\b", re.IGNORECASE)
+# "two soapbars", "2 soapbars", "the second soapbar"; not "soapbar 2" (an instance name).
+_TWO = re.compile(r"\b(?:two|both|second|all)\b|(?<![a-z] )\b2\b(?!\s*\))", re.IGNORECASE)
 _ONE = re.compile(r"\b(?:first|one|1st|another)\b", re.IGNORECASE)
 # Words people use for a receptacle type besides its name ("table" for diningtable).
 RECEPTACLE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -173,15 +185,15 @@ def _task_claim(sentence: str) -> Claim | None:
 
 def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
     """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state)."""
-    for pattern in (_AGENT_PUT, _BARE_PUT):
+    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN):
         match = pattern.search(sentence)
         if match is None or _hedged(sentence, match.start()):
             continue
         rest = match.group("rest")
-        if _HEDGES_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
+        if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
             continue
-        target = _PREPOSITION.split(rest, 1)[0]
-        if goal.obj not in _compact(target) and not _PRONOUN.search(target):
+        target = match.group("target") if pattern is _HAVE_IN else _PREPOSITION.split(rest, 1)[0]
+        if goal.obj not in _compact(target) and (pattern is _HAVE_IN or not _PRONOUN.search(target)):
             continue
         return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
     for match in _STATE.finditer(sentence):
@@ -189,7 +201,7 @@ def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
         if goal.obj not in _compact(clause) and not _PRONOUN.search(clause):
             continue
         rest = match.group("rest")
-        if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest):
+        if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
             continue
         # "The apple is in the fridge" may describe where it was found; a claim says it got there.
         settled = (
@@ -206,7 +218,7 @@ def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
     if match is None or _hedged(sentence, match.start()):
         return None
     rest = match.group("rest")
-    if _HEDGES_AFTER.search(rest) or "lamp" not in _compact(rest):
+    if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or "lamp" not in _compact(rest):
         return None
     return Claim(sentence, LAMP)
 

@@ -49,6 +49,12 @@ LAMP_CD = parse_goal("look at cd under the desklamp.")
         ("I have put the first soapbar in the garbagecan.", TWO_SOAP, GOAL, 1),
         ("I have turned on the desklamp while holding the cd.", LAMP_CD, LAMP, 1),
         ("OK. The task is now complete.", FRIDGE, TASK, 1),
+        ("I completed the task.", FRIDGE, TASK, 1),
+        ("Now I have a clean knife in drawer 1.", parse_goal("put a clean knife in drawer."), GOAL, 1),
+        ("Now I heat the egg and put it in the diningtable.", HEAT_EGG, GOAL, 1),
+        ("I have put the soapbar 2 in the garbagecan 1.", TWO_SOAP, GOAL, 1),
+        ("I have put 2 soapbars in the garbagecan 1.", TWO_SOAP, GOAL, 2),
+        ("I am now examining the cd under the desklamp.", LAMP_CD, LAMP, 1),
     ],
 )
 def test_claims_in_the_agents_own_words_are_found(text: str, goal: Any, kind: str, count: int) -> None:
@@ -77,6 +83,9 @@ def test_claims_in_the_agents_own_words_are_found(text: str, goal: Any, kind: st
         ("If I put the apple in the fridge, the task will be done.", FRIDGE),
         ("The task is to put an apple in the fridge.", FRIDGE),
         ("First I need to find a cd, then turn on the desklamp.", LAMP_CD),
+        ("I put the apple in the fridge, but nothing happened.", FRIDGE),
+        ("I have the apple in my hand.", FRIDGE),
+        ("The apple was in the fridge 1 when I found it.", FRIDGE),
     ],
 )
 def test_plans_conditions_questions_and_other_objects_are_not_claims(text: str, goal: Any) -> None:
