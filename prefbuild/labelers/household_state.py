@@ -75,6 +75,8 @@ class HouseState:
     origin: dict[str, str] = field(default_factory=dict)
     done: set[tuple[str, str]] = field(default_factory=set)
     puts: list[tuple[str, str]] = field(default_factory=list)
+    # Where each object was last put and still lies (also when that is where it was first found).
+    placed: dict[str, str] = field(default_factory=dict)
     _key: frozenset[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -97,12 +99,14 @@ class HouseState:
         for effect in found:
             if effect.kind == "pick":
                 self.origin.setdefault(effect.obj, effect.place or "")
+                self.placed.pop(effect.obj, None)
                 for obj, place in list(self.where.items()):
                     if place == HAND and obj != effect.obj:
                         del self.where[obj]
                 self.where[effect.obj] = HAND
             elif effect.kind == "put":
                 self.puts.append((effect.obj, effect.place or ""))
+                self.placed[effect.obj] = effect.place or ""
                 if self.origin.get(effect.obj) == effect.place:
                     self.where.pop(effect.obj, None)
                 else:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.household_state import HAND, HouseState
+from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
 from prefbuild.labelers.success_claims import GOAL, LAMP, TASK, Claim, find_claim
 from prefbuild.labelers.text import (
@@ -91,8 +91,8 @@ def goal_progress(state: HouseState, goal: Goal) -> GoalProgress:
         return GoalProgress(False, 0, "the env never confirmed a lamp turned on")
     placed = [
         (obj, place)
-        for obj, place in state.where.items()
-        if place != HAND and entity_type(obj) == goal.obj and entity_type(place) == goal.receptacle
+        for obj, place in state.placed.items()
+        if entity_type(obj) == goal.obj and entity_type(place) == goal.receptacle
     ]
     processing = _PROCESSING.get(goal.kind)
     ready = [(obj, place) for obj, place in placed if processing is None or state.processed(processing[0], obj)]

@@ -126,6 +126,16 @@ def test_processing_is_tracked_along_the_episode_and_checked_with_the_put() -> N
     assert not goal_progress(state, clean).done
 
 
+def test_an_object_put_back_where_it_was_found_counts_as_placed() -> None:
+    hot_apple = parse_goal("put a hot apple in fridge.")
+    state = _state(
+        "You pick up the apple 1 from the fridge 1.",
+        "You heat the apple 1 using the microwave 1.",
+        "You put the apple 1 in/on the fridge 1.",
+    )
+    assert goal_progress(state, hot_apple).done
+
+
 def test_put_two_needs_two_different_objects_in_the_same_receptacle() -> None:
     one_each = _state(
         "You pick up the soapbar 1 from the toilet 1.",
