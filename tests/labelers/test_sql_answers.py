@@ -1,10 +1,13 @@
 """DBBench answers judged on the evidence of the replies (AgentBench logs do not record correctness).
 
-Written from the definition: an answer is wrong when it appears in no observed result, or when
-it contradicts the last relevant SELECT result (neither read from it nor computed from it: a
-cell, a row count, a sum / average / min / max, a rounded or percentage form) while no other
-result *is* that answer. What cannot be derived is never labelled. Episodes are AgentBench v0.2
-``runs.jsonl`` lines read by the real importer.
+Written from the definitions: an answer is wrong when it appears in no observed result and is
+computed from none (a cell is copied exactly, as the benchmark compares floats; a count, sum,
+average, min / max of several rows or a difference / ratio of observed numbers is computed, and
+may be rounded by the agent). With ``contradictions`` the labeler also judges an answer against
+the last relevant SELECT result: wrong when neither read nor computed from it while no other
+result *is* that answer, even if its value was copied from another result's row. What cannot
+be derived is never labelled. Episodes are AgentBench v0.2 ``runs.jsonl`` lines read by the
+real importer.
 """
 
 from __future__ import annotations
@@ -37,13 +40,14 @@ def _answer(values: str) -> dict[str, str]:
     return {"raw": f"Action: Answer\nFinal Answer: {values}"}
 
 
-def _wrong_answer_steps(tmp_path: Path, *turns: dict[str, str]) -> list[int]:
+def _wrong_answer_steps(tmp_path: Path, *turns: dict[str, str], contradictions: bool = False) -> list[int]:
     episode = SqlEpisode(id="t", type="SELECT", question="Q?", table=TABLE, steps=list(turns))
     path = tmp_path / "runs.jsonl"
     path.write_text(json.dumps(dbbench_record(0, episode)) + "\n", encoding="utf-8")
     (trajectory,) = read_trajectories(path)
     assert trajectory.task.meta["outcome_known"] is False
-    labelled = label_trajectory(trajectory, build_labelers(None, env="sql"))
+    configs = [{"name": "wrong_answer", "params": {"contradictions": contradictions}}] if contradictions else None
+    labelled = label_trajectory(trajectory, build_labelers(configs, env="sql"))
     return [step.index for step in labelled.steps for label in step.labels if label.mode == "wrong_answer"]
 
 
@@ -51,39 +55,54 @@ ALL_ROWS = "[('Ajax', 'Suarez', '35'), ('PSV', 'Lozano', '17'), ('Ajax', 'Dolber
 SUM_SQL = "SELECT SUM(`Goals`) FROM `Results` WHERE `Team` = 'Ajax'"
 
 
+CONTRADICTED = [
+    # The SUM the agent computed last says 51; 17 is a cell of the earlier listing, not that sum.
+    [_select("SELECT * FROM `Results`", ALL_ROWS), _select(SUM_SQL, "[(51.0,)]"), _answer('["17"]')],
+    # The single value the last SELECT returned is contradicted by another player seen earlier.
+    [
+        _select("SELECT * FROM `Results`", ALL_ROWS),
+        _select("SELECT `Player` FROM `Results` WHERE `Goals` = '17'", "[('Lozano',)]"),
+        _answer('["Dolberg"]'),
+    ],
+    # A list answer naming a value the last list result does not hold.
+    [
+        _select("SELECT * FROM `Results`", ALL_ROWS),
+        _select("SELECT `Player` FROM `Results` WHERE `Team` = 'Ajax'", "[('Suarez',), ('Dolberg',)]"),
+        _answer('["Suarez", "Dolberg", "Lozano"]'),
+    ],
+]
+
+
+@pytest.mark.parametrize("turns", CONTRADICTED)
+def test_answers_contradicting_the_last_relevant_result_are_labelled_when_asked(
+    tmp_path: Path, turns: list[dict[str, str]]
+) -> None:
+    assert _wrong_answer_steps(tmp_path, *turns, contradictions=True) == [len(turns) - 1]
+    # By default a value copied from an observed row counts as observed (the evaluation sets' reading).
+    assert _wrong_answer_steps(tmp_path, *turns) == []
+
+
 @pytest.mark.parametrize(
     ("turns", "wrong"),
     [
-        # The SUM the agent computed last says 51; 17 is a cell of the earlier listing, not that sum.
-        ([_select("SELECT * FROM `Results`", ALL_ROWS), _select(SUM_SQL, "[(51.0,)]"), _answer('["17"]')], [2]),
-        # The single value the last SELECT returned is contradicted by another player seen earlier.
-        (
-            [
-                _select("SELECT * FROM `Results`", ALL_ROWS),
-                _select("SELECT `Player` FROM `Results` WHERE `Goals` = '17'", "[('Lozano',)]"),
-                _answer('["Dolberg"]'),
-            ],
-            [2],
-        ),
-        # A list answer naming a value the last list result does not hold.
-        (
-            [
-                _select("SELECT * FROM `Results`", ALL_ROWS),
-                _select("SELECT `Player` FROM `Results` WHERE `Team` = 'Ajax'", "[('Suarez',), ('Dolberg',)]"),
-                _answer('["Suarez", "Dolberg", "Lozano"]'),
-            ],
-            [2],
-        ),
-        # An average rounded the wrong way is not the observed average.
-        ([_select("SELECT AVG(`Goals`) FROM `Results`", "[(22.6667,)]"), _answer('["23.67"]')], [1]),
-        # Never observed at all (the existing rule).
+        # Never observed: a SUM says 51.
         ([_select(SUM_SQL, "[(51.0,)]"), _answer('["48"]')], [1]),
+        # A rounded form of a printed value is not that value (the benchmark compares floats exactly).
+        ([_select("SELECT AVG(`Goals`) FROM `Results`", "[(17.25,)]"), _answer('["17"]')], [1]),
+        ([_select("SELECT AVG(`Goals`) FROM `Results`", "[(Decimal('22.6667'),)]"), _answer('["22.67"]')], [1]),
+        # A multi-value answer with one value seen nowhere.
+        (
+            [
+                _select("SELECT `Player` FROM `Results` WHERE `Team` = 'Ajax'", "[('Suarez',), ('Dolberg',)]"),
+                _answer('["Suarez", "Dolberg", "Huntelaar"]'),
+            ],
+            [1],
+        ),
     ],
 )
-def test_answers_contradicting_the_last_relevant_result_are_labelled(
-    tmp_path: Path, turns: list[dict[str, str]], wrong: list[int]
-) -> None:
+def test_answers_observed_nowhere_are_labelled(tmp_path: Path, turns: list[dict[str, str]], wrong: list[int]) -> None:
     assert _wrong_answer_steps(tmp_path, *turns) == wrong
+    assert _wrong_answer_steps(tmp_path, *turns, contradictions=True) == wrong
 
 
 @pytest.mark.parametrize(
@@ -92,11 +111,12 @@ def test_answers_contradicting_the_last_relevant_result_are_labelled(
         # Read from the last result, with the client's formatting and case aside.
         [_select(SUM_SQL, "[(51.0,)]"), _answer('["51"]')],
         [_select("SELECT `Player` FROM `Results` WHERE `Goals` = '17'", "[('Lozano',)]"), _answer('["lozano"]')],
-        # Computed from the last result: a count, a sum, an average rounded to the answer's digits.
+        # Computed from the last result: a count, a sum, an average the agent rounded.
         [_select("SELECT * FROM `Results`", ALL_ROWS), _answer('["4"]')],
         [_select("SELECT `Goals` FROM `Results` WHERE `Team` = 'Ajax'", "[('35',), ('16',)]"), _answer('["51"]')],
-        [_select("SELECT AVG(`Goals`) FROM `Results`", "[(22.6667,)]"), _answer('["22.67"]')],
-        [_select("SELECT AVG(`Goals`) FROM `Results`", "[(Decimal('22.6667'),)]"), _answer("[22.7]")],
+        [_select("SELECT `Goals` FROM `Results` WHERE `Team` = 'Ajax'", "[('35',), ('16',)]"), _answer('["25.5"]')],
+        [_select("SELECT `Goals` FROM `Results`", "[('35',), ('17',), ('16',)]"), _answer('["22.67"]')],
+        [_select("SELECT AVG(`Goals`) FROM `Results`", "[(Decimal('22.6667'),)]"), _answer("[22.6667]")],
         # A difference of two single-value results.
         [
             _select(SUM_SQL, "[(51.0,)]"),
@@ -135,6 +155,7 @@ def test_answers_read_or_computed_from_the_replies_are_not_labelled(
     tmp_path: Path, turns: list[dict[str, str]]
 ) -> None:
     assert _wrong_answer_steps(tmp_path, *turns) == []
+    assert _wrong_answer_steps(tmp_path, *turns, contradictions=True) == []
 
 
 def test_replies_are_read_as_the_mysql_client_prints_them() -> None:
@@ -143,13 +164,15 @@ def test_replies_are_read_as_the_mysql_client_prints_them() -> None:
     assert parse_result("1064 (42000): You have an error") is None
     assert parse_result("[('cut',), ('of") is None
     assert number_of("30,720") == 30720.0 and number_of("25%") == 25.0 and number_of("2.1 million") is None
-    assert same_number("33.3", 0.33333) and same_number("3.33", 3.3333) and not same_number("3.34", 3.3333)
+    assert same_number("12", 12.0) and not same_number("17", 17.25) and not same_number("3.33", 3.3333)
+    assert same_number("3.33", 3.3333, rounded=True) and not same_number("3.34", 3.3333, rounded=True)
     assert aggregates((("a", 3.0), ("b", 4.0))) == [2.0, 2.0, 2.0, 7.0, 3.5, 3.0, 4.0]
 
 
 def test_the_verdict_names_the_result_it_contradicts() -> None:
     listing = Observed(0, "SELECT * FROM t", ALL_ROWS, parse_result(ALL_ROWS))
     total = Observed(1, SUM_SQL, "[(51.0,)]", ((51.0,),))
-    verdict = judge_answer(["17"], [listing, total])
+    verdict = judge_answer(["17"], [listing, total], copied_values=True)
     assert verdict is not None and verdict.kind == "contradicts" and verdict.against is total
-    assert judge_answer(["51"], [listing, total]) is None
+    assert judge_answer(["17"], [listing, total]) is None
+    assert judge_answer(["51"], [listing, total], copied_values=True) is None

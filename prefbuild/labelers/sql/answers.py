@@ -6,16 +6,19 @@ judges an answer on evidence only. The replies are read as the client prints the
 answer is checked two ways:
 
 * **loosely** against the last relevant SELECT result: every answer value is a cell (case
-  and spacing aside, or a word-bounded part of a text cell), or a number the agent could
-  compute from it: a cell rounded to the answer's precision, a percentage, the row count, a
-  column's distinct count, sum, average, minimum or maximum, or the difference, sum or ratio
-  of two numbers seen in the episode's single-value results and in this result;
+  and spacing aside, or a word-bounded part of a text cell), a number printed in it (compared
+  exactly, as the benchmark compares floats: 17 is not an observed 17.25), or a number the agent
+  computed from it, possibly rounded to the digits it wrote: the row count, a column's distinct
+  count, sum, average, minimum or maximum over several rows, or the difference, sum, ratio or
+  percentage of two numbers seen in the episode's single-value results and in this result;
 * **wholly** against every other result: the answer *is* that result (its single value,
-  a column's whole set of values) or one of its aggregates; being one cell among many is not
-  enough, since the last relevant result says which one the agent meant.
+  a column's whole set of values) or one of its aggregates.
 
-An answer that passes neither contradicts the last relevant result; one that appears in no
-reply at all was never observed. Whatever cannot be read (a reply cut at 800 characters, an
+An answer that appears in no reply and is computed from none was never observed. One that
+passes neither check contradicts the last relevant result; by default it is still not judged
+when each of its values was copied from a row of another result or computed from one (the
+evaluation sets' reading: "a value copied from an observed row, even the wrong column, is not
+labelled"), ``copied_values=True`` judges those too. Whatever cannot be read (a reply cut at 800 characters, an
 answer of yes / no) is never judged.
 """
 
@@ -149,19 +152,20 @@ def _decimals(answer: str) -> int:
     return len(text.split(".", 1)[1]) if "." in text else 0
 
 
-def same_number(answer: str, number: float) -> bool:
-    """The numeric answer equals ``number`` as the agent may have written it: exactly, rounded to
-    the answer's digits, or as a percentage (0.25 -> "25%" / "25")."""
+def same_number(answer: str, number: float, *, rounded: bool = False) -> bool:
+    """The numeric answer equals ``number``: exactly (as the benchmark compares floats), or, for a
+    number the agent computed itself (``rounded``), rounded to the digits the answer shows.
+
+    Example:
+        >>> same_number("17.25", 17.25), same_number("17", 17.25), same_number("22.67", 68 / 3, rounded=True)
+        (True, False, True)
+    """
     value = number_of(answer)
     if value is None:
         return False
-    digits = _decimals(answer)
-    for candidate in (number, number * 100):
-        if math.isclose(value, candidate, rel_tol=1e-9, abs_tol=1e-9):
-            return True
-        if round(candidate, digits) == value or round(candidate, digits) == round(value, digits) == value:
-            return True
-    return False
+    if math.isclose(value, number, rel_tol=1e-9, abs_tol=1e-9):
+        return True
+    return rounded and round(number, _decimals(answer)) == value
 
 
 def _normal(text: str) -> str:
@@ -204,15 +208,15 @@ def _numbers(rows: Rows) -> list[float]:
 
 
 def aggregates(rows: Rows) -> list[float]:
-    """Numbers an agent computes from a result: row count, and per column the distinct count,
-    sum, average, minimum and maximum of its numeric cells.
+    """Numbers an agent computes from a result of several rows: the row count, and per column the
+    distinct count, sum, average, minimum and maximum of its numeric cells.
 
     Example:
         >>> aggregates((("a", 3.0), ("b", 4.0)))
         [2.0, 2.0, 2.0, 7.0, 3.5, 3.0, 4.0]
     """
     found = [float(len(rows))]
-    if not rows:
+    if len(rows) < 2:
         return found
     for column in zip(*rows, strict=False):
         found.append(float(len({cell for cell in column if cell is not None})))
@@ -223,15 +227,15 @@ def aggregates(rows: Rows) -> list[float]:
 
 
 def _arithmetic(numbers: Sequence[float]) -> list[float]:
-    """Differences, sums and ratios of two different numbers of a small pool."""
+    """Differences, sums, ratios and percentages of two different numbers of a small pool."""
     pool = list(dict.fromkeys(numbers))[:_ARITHMETIC_POOL]
     found: list[float] = []
     for a, b in combinations(pool, 2):
         found += [a + b, abs(a - b)]
         if b:
-            found.append(a / b)
+            found += [a / b, 100 * a / b]
         if a:
-            found.append(b / a)
+            found += [b / a, 100 * b / a]
     return found
 
 
@@ -249,15 +253,21 @@ def loosely_derivable(values: Sequence[str], rows: Rows, single_values: Sequence
     """
     cells = _cells(rows)
     numbers: list[float] | None = None
+    computed: list[float] = []
     for value in values:
         if number_of(value) is None:
             if not _text_in(value, cells):
                 return False
             continue
         if numbers is None:
-            small = _numbers(rows) if len(cells) <= _ARITHMETIC_POOL else []
-            numbers = [*_numbers(rows), *aggregates(rows), *_arithmetic([*single_values, *small])]
-        if not any(same_number(value, number) for number in numbers) and not _text_in(value, cells):
+            numbers = _numbers(rows)
+            small = numbers if len(cells) <= _ARITHMETIC_POOL else []
+            computed = [*aggregates(rows), *_arithmetic([*single_values, *small])]
+        if (
+            not any(same_number(value, number) for number in numbers)
+            and not any(same_number(value, number, rounded=True) for number in computed)
+            and not _text_in(value, cells)
+        ):
             return False
     return True
 
@@ -347,23 +357,28 @@ class Verdict:
     against: Observed | None = None
 
 
-def judge_answer(values: Sequence[str], observed: Sequence[Observed]) -> Verdict | None:
+def judge_answer(values: Sequence[str], observed: Sequence[Observed], *, copied_values: bool = False) -> Verdict | None:
     """A verdict when the observed results show the answer wrong, None when they do not (or cannot).
 
     Args:
         values: the final answer's values.
         observed: the successful statements before the answer, in order.
+        copied_values: also judge an answer whose values were copied from rows of results other
+            than the last relevant one (off by default: such an answer counts as observed).
 
     Returns:
         ``Verdict("unobserved", ...)`` when no value can be found in or computed from any reply,
         ``Verdict("contradicts", ..., against=result)`` when the last relevant SELECT result
-        rules the answer out and no other result is the answer; None otherwise.
+        rules the answer out and no other result is the answer (nor, unless ``copied_values``,
+        holds its values); None otherwise.
 
     Example:
         >>> rows = Observed(0, "SELECT x FROM t", "[(40.0,), (2.0,), (45.0,)]", ((40.0,), (2.0,), (45.0,)))
         >>> sums = [rows, Observed(1, "SELECT SUM(x) FROM t WHERE x < 41", "[(42.0,)]", ((42.0,),))]
-        >>> judge_answer(["40"], sums).kind
-        'contradicts'
+        >>> judge_answer(["40"], sums) is None, judge_answer(["40"], sums, copied_values=True).kind
+        (True, 'contradicts')
+        >>> judge_answer(["41"], sums).kind
+        'unobserved'
     """
     texts = [item.text for item in observed]
     if not values:
@@ -396,8 +411,11 @@ def judge_answer(values: Sequence[str], observed: Sequence[Observed]) -> Verdict
         return None
     if loosely_derivable(values, relevant.rows, singles):
         return None
-    if any(item is not relevant and item.rows and wholly_derivable(values, item.rows) for item in observed):
+    others = [item.rows for item in observed if item is not relevant and item.rows]
+    if any(wholly_derivable(values, rows) for rows in others):
         return None
+    if not copied_values and all(any(loosely_derivable([value], rows) for rows in others) for value in values):
+        return None  # each value was copied from (or computed from) another observed result
     return Verdict("contradicts", tuple(values), relevant)
 
 

@@ -115,16 +115,23 @@ class SqlWrongAnswerLabeler(Labeler):
 
     Where the log does not record the grader's verdict (``facts.won`` unknown, as in AgentBench
     ``runs.jsonl``) it never guesses: it labels a query answer only when the evidence shows it
-    wrong (``sql.answers``): a value that appears in no observed result, or an answer that
-    contradicts the last relevant SELECT result (not read or computed from it) while no other
-    result is that answer. Mutation answers stay unlabelled there.
+    wrong (``sql.answers``): a value that appears in no observed result and is computed from
+    none (a count, sum, average, difference ... of observed values); with ``contradictions``
+    also an answer contradicting the last relevant SELECT result (neither read nor computed from
+    it) while no other result is that answer. Mutation answers stay unlabelled there.
     """
 
     name: ClassVar[str] = "sql_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
     version: ClassVar[int] = 3
     envs: ClassVar[tuple[str, ...]] = ("sql",)
-    defaults: ClassVar[dict[str, Any]] = {"unobserved_confidence": 0.7, "contradiction_confidence": 0.7}
+    defaults: ClassVar[dict[str, Any]] = {
+        "unobserved_confidence": 0.7,
+        # Also label an answer contradicting the last relevant SELECT result when its values were copied
+        # from rows of other results (off: the evaluation sets read a copied value as observed).
+        "contradictions": False,
+        "contradiction_confidence": 0.7,
+    }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         if trajectory.outcome.success:
@@ -163,7 +170,9 @@ class SqlWrongAnswerLabeler(Labeler):
             and not mutated(item)
             and (text := _result(item))
         ]
-        verdict = judge_answer(answer_values(answer_text(step) or ""), observed)
+        verdict = judge_answer(
+            answer_values(answer_text(step) or ""), observed, copied_values=bool(self.config["contradictions"])
+        )
         if verdict is None:
             return []
         shown = ", ".join(f"'{short(value, 30)}'" for value in (verdict.values or ("(empty)",)))
