@@ -58,7 +58,11 @@ def test_agentbench_runs_the_first_of_two_commands_a_format_violation_not_an_inv
 def test_a_backticked_command_is_a_format_violation(tmp_path: Path) -> None:
     steps = [
         {"a": "go to sofa 1", "o": "On the sofa 1, you see a book 1."},
-        {"a": "`take book 1 from sofa 1`", "x": "take book 1 from sofa 1", "o": "You pick up the book 1 from the sofa 1."},
+        {
+            "a": "`take book 1 from sofa 1`",
+            "x": "take book 1 from sofa 1",
+            "o": "You pick up the book 1 from the sofa 1.",
+        },
     ]
     found = _agentbench(tmp_path, steps)
     assert found.get("format_violation") == [1]
