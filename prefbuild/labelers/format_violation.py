@@ -28,12 +28,13 @@ from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
 from prefbuild.errors import PrefbuildError
 from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.text import HOUSEHOLD_VERBS
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
-_VERBS = r"(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look)"
 # "go to drawer 1 and open it", "take mug 1 from shelf 1, then go to sinkbasin 1"
 _TWO_COMMANDS = re.compile(
-    rf"^{_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,\s*then|\s*;|\s*&&)\s+{_VERBS}\b", re.IGNORECASE
+    rf"^{HOUSEHOLD_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,\s*then|\s*;|\s*&&)\s+{HOUSEHOLD_VERBS}\b",
+    re.IGNORECASE,
 )
 _BACKTICKED = re.compile(r"`[^`\n]+`")
 

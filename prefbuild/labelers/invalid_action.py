@@ -29,6 +29,7 @@ from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.format_violation import two_commands
 from prefbuild.labelers.household_text import entities, entity_type, held_after
 from prefbuild.labelers.text import (
+    HOUSEHOLD_VERBS,
     canonical_command,
     is_completion_claim,
     is_nothing_happens,
@@ -39,9 +40,7 @@ from prefbuild.records import FailureMode, Label, Step, Trajectory
 # Commands whose first object must be in the agent's hand.
 _HELD_COMMANDS = re.compile(r"^(?:put|move|heat|cool|clean)\s+([a-z]+ \d+)\b")
 _EXAMINE = re.compile(r"^examine ([a-z]+ \d+)$")
-_HOUSEHOLD_VERBS = re.compile(
-    r"^(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look|help)\b"
-)
+_HOUSEHOLD_VERBS = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
 
 
 class InvalidActionLabeler(Labeler):

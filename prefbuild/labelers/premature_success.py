@@ -36,6 +36,7 @@ from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
 from prefbuild.labelers.success_claims import GOAL, LAMP, TASK, Claim, find_claim
 from prefbuild.labelers.text import (
+    HOUSEHOLD_VERBS,
     canonical_command,
     goal_known_unmet,
     is_completion_claim,
@@ -46,9 +47,7 @@ from prefbuild.labelers.text import (
 from prefbuild.records import FailureMode, Label, Step, StopReason, Trajectory
 
 _PROCESSING = {"heat": ("heat", "heated"), "cool": ("cool", "cooled"), "clean": ("clean", "cleaned")}
-_COMMAND = re.compile(
-    r"^(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look|help|think)\b"
-)
+_COMMAND = re.compile(rf"^(?:{HOUSEHOLD_VERBS}|think)\b")
 
 
 @dataclass(frozen=True)
