@@ -34,7 +34,7 @@ from typing import ClassVar
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
-from prefbuild.labelers.success_claims import GOAL, LAMP, TASK, Claim, find_claim
+from prefbuild.labelers.success_claims import GOAL, LAMP, LAMP_ON, TASK, Claim, find_claim
 from prefbuild.labelers.text import (
     HOUSEHOLD_VERBS,
     canonical_command,
@@ -57,6 +57,7 @@ class GoalProgress:
     done: bool
     placed: int
     summary: str
+    lamp_on: bool = False
 
 
 def goal_progress(state: HouseState, goal: Goal) -> GoalProgress:
@@ -84,9 +85,11 @@ def goal_progress(state: HouseState, goal: Goal) -> GoalProgress:
         holding = held is not None and entity_type(held) == goal.obj
         done = lamp_on and holding
         if done:
-            return GoalProgress(True, 1, f"the env confirmed a lamp turned on with {held} in hand")
+            return GoalProgress(True, 1, f"the env confirmed a lamp turned on with {held} in hand", lamp_on=True)
         if lamp_on:
-            return GoalProgress(False, 0, f"the env confirmed a lamp turned on but not {_a(goal.obj)} in hand")
+            return GoalProgress(
+                False, 0, f"the env confirmed a lamp turned on but not {_a(goal.obj)} in hand", lamp_on=True
+            )
         return GoalProgress(False, 0, "the env never confirmed a lamp turned on")
     placed = [
         (obj, place)
@@ -196,6 +199,10 @@ class PrematureSuccessLabeler(Labeler):
         self, step: Step, claim: Claim, goal: Goal | None, progress: GoalProgress | None, known_unmet: bool
     ) -> Label | None:
         quoted = f"'{short(claim.sentence, 70)}'"
+        if claim.kind == LAMP_ON:
+            if progress is None or progress.lamp_on:
+                return None  # true: a lamp is on (whether the object is looked at is another claim)
+            return self.make_label(step, 0.85, f"claims {quoted} but {progress.summary}")
         if claim.kind in (GOAL, LAMP):
             if progress is None:
                 return None
@@ -215,7 +222,7 @@ def _narrates(claim: Claim, command: str, goal: Goal) -> bool:
     desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan."""
     if re.search(r"\b(?:have|has|had|'ve|already|been|was|were)\b", claim.sentence, re.IGNORECASE):
         return False  # a perfect or passive claim says it is done, not that it is being done
-    if claim.kind == LAMP:
+    if claim.kind in (LAMP, LAMP_ON):
         return command.startswith(("use ", "go to ", "take "))
     return command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
 

@@ -10,8 +10,9 @@ final step done in their own words:
 * the final step: "Now I put the apple in diningtable 1.", "I have put two soapbars in the
   garbagecan.", "I've heated the egg and placed it on the diningtable.", "Placed the mug
   in the coffeemachine.";
-* for ``look at X under the lamp``: "I have turned on the desklamp.", "Now I look at the cd
-  under the desklamp.".
+* for ``look at X under the lamp``: "Now I look at the cd under the desklamp." (the final
+  step), "I have turned on the desklamp." (only the lamp: judged by whether the env turned
+  one on).
 
 A plan, a condition or a question naming the final step ("Next, I need to put it in the
 fridge.", "Once the apple is in the fridge, the task is done.", "Did I put it in the
@@ -30,11 +31,12 @@ from prefbuild.labelers.household_text import Goal
 TASK = "task"  # the task as a whole is said to be done
 GOAL = "goal"  # the goal state, or the goal's final step, is said to be done
 LAMP = "lamp"  # the final step of a look-at-under-the-lamp goal is said to be done
+LAMP_ON = "lamp_on"  # only the lamp is said to be on ("I have turned on the desklamp.")
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One sentence asserting success: its ``kind`` (task, goal or lamp) and the goal objects it
+    """One sentence asserting success: its ``kind`` (task, goal, lamp or lamp_on) and the goal objects it
     says were put (2 for "two soapbars", else 1)."""
 
     sentence: str
@@ -121,8 +123,8 @@ _PRONOUN = re.compile(r"\b(?:it|they|them|both)\b", re.IGNORECASE)
 _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 # "Now I look at the cd under the desklamp.", "I have turned on the desklamp."
 _LOOK_CLAIM = re.compile(
-    rf"\b(?:i|we)\s*{_ADVERBS}(?:looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|turned\s+on|"
-    r"switched\s+on|used)\b"
+    rf"\b(?:i|we)\s*{_ADVERBS}(?P<verb>looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|"
+    r"turned\s+on|switched\s+on|used)\b"
     r"(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
 )
@@ -220,6 +222,9 @@ def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
     rest = match.group("rest")
     if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or "lamp" not in _compact(rest):
         return None
+    verb = match.group("verb").lower()
+    if verb.startswith(("turned", "switched", "used")) and goal.obj not in _compact(rest):
+        return Claim(sentence, LAMP_ON)
     return Claim(sentence, LAMP)
 
 
@@ -265,4 +270,4 @@ def _find_claim(text: str, goal: Goal | None) -> Claim | None:
     return None
 
 
-__all__ = ["GOAL", "LAMP", "RECEPTACLE_ALIASES", "TASK", "Claim", "find_claim"]
+__all__ = ["GOAL", "LAMP", "LAMP_ON", "RECEPTACLE_ALIASES", "TASK", "Claim", "find_claim"]

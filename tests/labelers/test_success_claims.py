@@ -16,7 +16,7 @@ import pytest
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import parse_goal
 from prefbuild.labelers.premature_success import PrematureSuccessLabeler, goal_progress
-from prefbuild.labelers.success_claims import GOAL, LAMP, TASK, find_claim
+from prefbuild.labelers.success_claims import GOAL, LAMP, LAMP_ON, TASK, find_claim
 from prefbuild.records import EnvInfo, Outcome, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
 
 FRIDGE = parse_goal("put an apple in fridge.")
@@ -48,6 +48,7 @@ LAMP_CD = parse_goal("look at cd under the desklamp.")
         ("Both soapbars are now in the garbagecan 1.", TWO_SOAP, GOAL, 2),
         ("I have put the first soapbar in the garbagecan.", TWO_SOAP, GOAL, 1),
         ("I have turned on the desklamp while holding the cd.", LAMP_CD, LAMP, 1),
+        ("I have turned on the desklamp.", LAMP_CD, LAMP_ON, 1),
         ("OK. The task is now complete.", FRIDGE, TASK, 1),
         ("I completed the task.", FRIDGE, TASK, 1),
         ("Now I have a clean knife in drawer 1.", parse_goal("put a clean knife in drawer."), GOAL, 1),
@@ -257,3 +258,20 @@ def test_claiming_two_after_one_confirmed_is_premature_and_one_after_one_is_not(
     one = [*base, {"t": "I have put the first soapbar in the garbagecan.", "a": "look", "o": "..."}]
     assert _labelled(_household(two, "put two soapbar in garbagecan.")) == [2]
     assert _labelled(_household(one, "put two soapbar in garbagecan.")) == []
+
+
+def test_a_lamp_claim_is_judged_by_what_it_says() -> None:
+    goal = "look at cd under the desklamp."
+    lamp_on = [
+        {"a": "go to desk 1", "o": "On the desk 1, you see a desklamp 1."},
+        {"a": "use desklamp 1", "o": "You turn on the desklamp 1."},
+    ]
+    # True: the lamp is on (the cd was never taken, but this sentence does not say it was looked at).
+    on = [*lamp_on, {"t": "I have turned on the desklamp.", "a": "look", "o": "..."}]
+    assert _labelled(_household(on, goal)) == []
+    # False: the env never turned a lamp on.
+    never = [lamp_on[0], {"t": "I have turned on the desklamp.", "a": "look", "o": "..."}]
+    assert _labelled(_household(never, goal)) == [1]
+    # The final step claimed without the cd in hand.
+    looked = [*lamp_on, {"t": "I have looked at the cd under the desklamp.", "a": "look", "o": "..."}]
+    assert _labelled(_household(looked, goal)) == [2]
