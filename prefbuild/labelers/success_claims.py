@@ -48,7 +48,7 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 # A text can only claim success when it holds one of these words (cheap pre-check).
 _ANY_CLAIM_WORD = re.compile(
     r"task|done|complet|accomplish|succe|finish|goal|achiev|put|plac|move|dropp|set|stor|look|examin|turn|used|"
-    r"now|been|was|were|have|got|タスク",
+    r"now|been|was|were|have|got|already|successful|finally|everything|タスク",
     re.IGNORECASE,
 )
 
@@ -57,7 +57,7 @@ _ANY_CLAIM_WORD = re.compile(
 _PLAN_BEFORE = re.compile(
     r"\b(?:need|needs|will|would|should|must|can|could|going\s+to|in\s+order|how|whether|to\s+make\s+sure|"
     r"check|next|later|let\s+me|let's|plan|want|wants|try|trying|tries|i'll|we'll|shall|may|might|"
-    r"until|once|before|when|if|unless)\b",
+    r"until|once|before|when|if|unless|maybe|perhaps|probably|supposed)\b",
     re.IGNORECASE,
 )
 # Words that negate a claim or make it conditional within its own clause ("I could not find it, but now
@@ -72,7 +72,8 @@ _TASK_CLAIM = re.compile(
     r"\b(?:task|goal|objective|mission)\s+(?:has\s+(?:now\s+)?been\s+|have\s+been\s+|is\s+(?:now\s+)?|was\s+|'s\s+)?"
     r"(?:now\s+)?(?:successfully\s+)?(?:succeeded|completed|complete|done|finished|accomplished|solved|achieved|met)\b"
     r"|\b(?:i|we)\s*(?:(?:have|'ve)\s+)?(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved|achieved)"
-    r"\s+(?:the|this|my|our)\s+(?:task|goal|objective|mission)\b"
+    r"\s+(?:all\s+)?(?:the|this|my|our)\s+(?:task|goal|objective|mission|steps)\b"
+    r"|\beverything\s+(?:is\s+|has\s+been\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b"
     r"|\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:all\s+)?(?:done|finished)(?=\W*$)"
     r"|\b(?:successfully\s+completed|mission\s+accomplished|task\s+success(?:ful)?)\b"
     r"|\b(?:this|that)\s+(?:completes|finishes|accomplishes)\s+the\s+(?:task|goal)\b"
@@ -82,7 +83,7 @@ _TASK_CLAIM = re.compile(
 # "Done.", "Done!", "All done.", "Done, ..." at the start of a sentence.
 _DONE_OPENING = re.compile(r"^\W*(?:all\s+)?(?:done|finished|completed)\b\s*(?P<sep>[,.!:;-]|$)", re.IGNORECASE)
 
-_ADVERBS = r"(?:(?:have|has|had|'ve|just|now|successfully|finally|already|then|also|carefully)\s+)*"
+_ADVERBS = r"(?:(?:have|has|had|'ve|just|now|successfully|finally|already|then|also|carefully|finished|done)\s+)*"
 # The processing steps that may precede the final put in one claim ("heated the egg and placed it ...").
 _PROCESSED = (
     r"(?:heat|heated|warm|warmed|microwaved|cool|cooled|chill|chilled|refrigerated|clean|cleaned|wash|washed|rinse|"
@@ -100,10 +101,20 @@ _BARE_PUT = re.compile(
     r"^\W*(?:(?:now|finally|ok(?:ay)?|great|good)\W+)?(?:successfully\s+)?(?:placed|moved|dropped)\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
 )
+# "Knife cleaned and placed in drawer 1." (a subject and a participle, no verb)
+_ELLIPTIC = re.compile(
+    r"^\W*(?:now\W+)?(?P<target>(?:the\s+)?(?:[a-z]+\s+){0,2}?[a-z]+(?:\s+\d+)?)\s+"
+    r"(?:(?:heated|cooled|cleaned|washed|rinsed)\s+and\s+)?(?:placed|put|moved|dropped)\b(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_AUXILIARY = re.compile(
+    r"\b(?:be|been|being|is|are|was|were|should|will|would|must|can|could|to|need|needs|i|we|you)\b", re.IGNORECASE
+)
 # "<subject> is now in ...", "<subject> has been placed on ...", "<subject> was put in ..."
 _STATE = re.compile(
     r"\b(?P<verb>is|are|was|were|has\s+been|have\s+been|'s|'re)\s+"
     r"(?P<adverbs>(?:(?:now|successfully|finally|already|safely|correctly|properly)\s+)*)"
+    r"(?:(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)\s+and\s+(?:now\s+)?)?"
     r"(?P<participle>(?:(?:heated|cooled|cleaned|washed)\s+and\s+)?(?:put|placed|moved|set|dropped|stored)\s+)?"
     r"(?:in/on|inside|into|onto|in|on|at)\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
@@ -117,13 +128,15 @@ _HAVE_IN = re.compile(
 )
 # "I put the apple in the fridge, but nothing happened." reports a failed attempt.
 _FAILED_AFTER = re.compile(
-    r"\b(?:but|however|though|yet)\b[^.!?\n]*\b(?:nothing|fail\w*|not|n't|didn|wasn|unable|no)\b", re.IGNORECASE
+    r"\b(?:but|however|though|yet)\b[^.!?\n]*\b(?:nothing|fail\w*|not|n't|didn|wasn|unable|no)\b|\bwrong\b",
+    re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"\b(?:it|they|them|both)\b", re.IGNORECASE)
 _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 # "Now I look at the cd under the desklamp.", "I have turned on the desklamp."
 _LOOK_CLAIM = re.compile(
-    rf"\b(?:i|we)\s*{_ADVERBS}(?P<verb>looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|"
+    rf"\b(?:i|we)\s*{_ADVERBS}(?:{_PROCESSED}\b[^.!?\n]{{0,60}}?\b(?:and|,)\s+(?:then\s+)?{_ADVERBS})?"
+    r"(?P<verb>looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|"
     r"turned\s+on|switched\s+on|used)\b"
     r"(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
@@ -187,16 +200,19 @@ def _task_claim(sentence: str) -> Claim | None:
 
 def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
     """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state)."""
-    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN):
+    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC):
         match = pattern.search(sentence)
         if match is None or _hedged(sentence, match.start()):
             continue
         rest = match.group("rest")
         if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
             continue
-        target = match.group("target") if pattern is _HAVE_IN else _PREPOSITION.split(rest, 1)[0]
-        if goal.obj not in _compact(target) and (pattern is _HAVE_IN or not _PRONOUN.search(target)):
+        named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
+        target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
+        if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
             continue
+        if pattern is _ELLIPTIC and (not _PREPOSITION.match(rest.strip()) or _AUXILIARY.search(target)):
+            continue  # "Knife placed in drawer 1", not "Knife put aside" nor "The knife should be placed ..."
         return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
     for match in _STATE.finditer(sentence):
         clause = _CLAUSE_BREAK.split(sentence[: match.start()])[-1]

@@ -56,6 +56,13 @@ LAMP_CD = parse_goal("look at cd under the desklamp.")
         ("I have put the soapbar 2 in the garbagecan 1.", TWO_SOAP, GOAL, 1),
         ("I have put 2 soapbars in the garbagecan 1.", TWO_SOAP, GOAL, 2),
         ("I am now examining the cd under the desklamp.", LAMP_CD, LAMP, 1),
+        ("Now I take the cd and look at it under the desklamp.", LAMP_CD, LAMP, 1),
+        ("I have finished putting the apple in the fridge.", FRIDGE, GOAL, 1),
+        ("Apple cooled and placed in fridge 1.", FRIDGE, GOAL, 1),
+        ("Now the egg is hot and on the diningtable.", HEAT_EGG, GOAL, 1),
+        ("It seems the apple is already in the fridge.", FRIDGE, GOAL, 1),
+        ("Everything is done.", FRIDGE, TASK, 1),
+        ("I have completed all the steps.", FRIDGE, TASK, 1),
     ],
 )
 def test_claims_in_the_agents_own_words_are_found(text: str, goal: Any, kind: str, count: int) -> None:
@@ -87,6 +94,11 @@ def test_claims_in_the_agents_own_words_are_found(text: str, goal: Any, kind: st
         ("I put the apple in the fridge, but nothing happened.", FRIDGE),
         ("I have the apple in my hand.", FRIDGE),
         ("The apple was in the fridge 1 when I found it.", FRIDGE),
+        ("Maybe I put it in the wrong fridge.", FRIDGE),
+        ("The apple should be placed in the fridge.", FRIDGE),
+        ("I need the apple placed in fridge 1.", FRIDGE),
+        ("Apple found in fridge 1.", FRIDGE),
+        ("I need to look at the cd under the desklamp.", LAMP_CD),
     ],
 )
 def test_plans_conditions_questions_and_other_objects_are_not_claims(text: str, goal: Any) -> None:
