@@ -121,3 +121,23 @@ def test_dbbench_final_answer_without_action_answer_is_read_by_the_benchmark(tmp
         ],
     )
     assert _labels(tmp_path / "db2.jsonl", dbbench_record(0, missing)).get("format_violation") == [1]
+
+
+def _insert_task(final: str) -> SqlEpisode:
+    return SqlEpisode(
+        id="i",
+        type="INSERT",
+        question="Add the row ('2021', 'Oslo') to the table.",
+        table="The name of this table is T, and the headers of this table are Year,City.",
+        steps=[
+            {"raw": "Action: Operation\n```sql\nINSERT INTO T VALUES ('2021', 'Oslo');\n```", "o": "1146 (42S02): T"},
+            {"raw": final},
+        ],
+    )
+
+
+def test_dbbench_premature_success_needs_the_final_turn_to_say_the_change_was_made(tmp_path: Path) -> None:
+    claimed = _insert_task('The row has been inserted.\nAction: Answer\nFinal Answer: ["done"]')
+    assert _labels(tmp_path / "a.jsonl", dbbench_record(0, claimed)).get("premature_success") == [1]
+    admitted = _insert_task("I could not insert the row.\nAction: Answer\nFinal Answer: []")
+    assert "premature_success" not in _labels(tmp_path / "b.jsonl", dbbench_record(0, admitted))
