@@ -45,7 +45,7 @@ class Claim:
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-# A text can only claim success when it holds one of these words (cheap pre-check).
+# A text can only claim success when it holds one of these words or names the goal receptacle (cheap pre-check).
 _ANY_CLAIM_WORD = re.compile(
     r"task|done|complet|accomplish|succe|finish|goal|achiev|put|plac|move|dropp|set|stor|look|examin|turn|used|"
     r"now|been|was|were|have|got|already|successful|finally|everything|タスク",
@@ -221,14 +221,33 @@ def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
         rest = match.group("rest")
         if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
             continue
-        # "The apple is in the fridge" may describe where it was found; a claim says it got there.
+        # "The apple is in the fridge" may describe where it was found; a claim says it got there, or
+        # names the state the goal asks for ("The hot potato is on the diningtable 1.", "Both pencils are ...").
         settled = (
-            match.group("participle") or match.group("adverbs").strip() or _NOW.search(rest) or _NOW.search(clause)
+            match.group("participle")
+            or match.group("adverbs").strip()
+            or _NOW.search(rest)
+            or _NOW.search(clause)
+            or _goal_state_named(clause, goal)
         )
         if not settled or _hedged(sentence, match.start()):
             continue
         return Claim(sentence, GOAL, _count(clause, goal))
     return None
+
+
+_STATE_WORDS = {
+    "heat": re.compile(r"\b(?:hot|heated|warm|warmed)\b", re.IGNORECASE),
+    "cool": re.compile(r"\b(?:cool|cooled|cold|chilled)\b", re.IGNORECASE),
+    "clean": re.compile(r"\b(?:clean|cleaned|washed)\b", re.IGNORECASE),
+    "puttwo": re.compile(r"\b(?:two|both)\b", re.IGNORECASE),
+}
+
+
+def _goal_state_named(subject: str, goal: Goal) -> bool:
+    """The subject names the state the goal asks for: "the hot potato", "both pencils"."""
+    pattern = _STATE_WORDS.get(goal.kind)
+    return bool(pattern and pattern.search(subject))
 
 
 def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
@@ -263,8 +282,10 @@ def find_claim(text: str | None, goal: Goal | None) -> Claim | None:
         >>> find_claim("Next, I need to put it on the diningtable.", heat) is None
         True
     """
-    if not text or not _ANY_CLAIM_WORD.search(text):
+    if not text:
         return None
+    if not _ANY_CLAIM_WORD.search(text) and not (goal is not None and _names_receptacle(text, goal.receptacle)):
+        return None  # no claim word, and a goal claim names the receptacle (the lamp for look tasks)
     return _find_claim(text, goal)
 
 
