@@ -79,6 +79,15 @@ def test_task_succeeded_answered_nothing_happens_is_also_invalid(tmp_path: Path)
     assert found.get("invalid_action") == [1]
 
 
+def test_task_succeeded_snapped_to_a_command_is_invalid(tmp_path: Path) -> None:
+    steps = [
+        {"a": "go to sofa 1", "o": "On the sofa 1, you see a book 1."},
+        {"a": "Task succeeded.", "x": "examine sofa 1", "o": "On the sofa 1, you see a book 1."},
+    ]
+    found = _agentbench(tmp_path, steps)
+    assert found.get("invalid_action") == [1]
+
+
 def test_react_lines_the_game_did_not_understand_are_invalid_thoughts_are_not(tmp_path: Path) -> None:
     episode = HouseEpisode(
         id="r",
