@@ -30,6 +30,7 @@ from prefbuild.labelers.evaluation import (  # noqa: E402
 
 DEV = ROOT / "tests" / "labelers" / "fixtures"
 HELDOUT = ROOT / "tests" / "labelers" / "heldout" / "labels.jsonl"
+BLIND_TEST = ROOT / "tests" / "labelers" / "blind_test" / "labels.jsonl"
 
 
 def development_scores() -> dict[str, ModeScore]:
@@ -57,13 +58,16 @@ def set_report(path: Path, misses: bool = False) -> str:
 
 
 def report(misses: bool = False) -> str:
-    """The tables for both sets as text."""
+    """The tables of the development, held-out and blind test sets as text."""
     parts = []
     dev = development_scores()
     parts.append(format_table("development fixtures (tests/labelers/fixtures), as deployed", dev))
     heldout = evaluate_sidecar(HELDOUT)
     for shape, scores in heldout.items():
         parts.append(format_table(f"held-out {shape} (tests/labelers/heldout), as deployed", scores))
+    # The blind test set is the acceptance set: its overall table only, never its misses.
+    parts.append(format_table("blind test set, all shapes (tests/labelers/blind_test), as deployed",
+                              evaluate_sidecar(BLIND_TEST)["all"]))
     if misses:
         for title, scores in (("development", dev), ("held-out", heldout["all"])):
             for mode, counts in scores.items():
