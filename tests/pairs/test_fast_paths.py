@@ -56,8 +56,12 @@ def episodes() -> tuple[Trajectory, ...]:
 def test_replay_cursor_gives_the_env_of_a_replay_from_reset(episodes):
     cursor = ReplayCursor()
     longest = max(episodes, key=lambda t: len(t.steps))
-    orders = [list(range(len(longest.steps))), [3, 1, 4, 4, 0]]  # forward, then backwards and repeated
-    for trajectory, order in [(longest, orders[0]), (longest, orders[1]), *((t, [0, len(t.steps) - 1]) for t in episodes)]:
+    visits = [
+        (longest, list(range(len(longest.steps)))),  # forward
+        (longest, [3, 1, 4, 4, 0]),  # backwards and repeated
+        *((t, [0, len(t.steps) - 1]) for t in episodes),  # a new episode each time
+    ]
+    for trajectory, order in visits:
         for upto in order:
             if upto >= len(trajectory.steps):
                 continue
