@@ -206,8 +206,7 @@ class JsonlWriter:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     def write(self, record: BaseModel | dict[str, object]) -> None:
-        self._handle.write(self.encode(record))
-        self._handle.write(b"\n")
+        self._handle.write(self.encode(record) + b"\n")  # one write per record, newline included
         if self._flush:
             self._handle.flush()
         if self._fsync:
