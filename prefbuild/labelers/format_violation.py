@@ -46,7 +46,9 @@ def two_commands(action: str | None) -> bool:
         >>> two_commands("go to drawer 1 and open it"), two_commands("take apple 1 from countertop 1")
         (True, False)
     """
-    return bool(action) and bool(_TWO_COMMANDS.match(action.strip()))
+    if not action or not any(joint in action for joint in (" and ", ",", ";", "&&")):
+        return False
+    return bool(_TWO_COMMANDS.match(action.strip()))
 
 
 @lru_cache(maxsize=32)

@@ -84,9 +84,13 @@ class InvalidActionLabeler(Labeler):
     def _step(self, step: Step, seen: _SeenNames, holding: str | None) -> Label | None:
         written = canonical_command(step.action)
         if written is None or is_completion_claim(step.action):
+            executed = step.facts.executed_action
+            ran = canonical_command(executed) if isinstance(executed, str) else None
+            what = f"'{short(step.action, 60)}'" if step.action else "the turn (no command could be read)"
             if is_nothing_happens(step.feedback) or (step.valid is False and written is not None):
-                what = f"'{short(step.action, 60)}'" if step.action else "the turn (no command could be read)"
                 return self.make_label(step, 0.9, f'{what} was sent to the game, which answered "Nothing happens."')
+            if written is not None and ran is not None and ran != written and self.config["executed_mismatch"]:
+                return self.make_label(step, 0.9, f"{what}: the harness executed '{short(executed, 50)}' instead")
             return None
         if written.startswith("think"):
             return None

@@ -47,6 +47,7 @@ from prefbuild.labelers.text import (
 from prefbuild.records import FailureMode, Label, Step, StopReason, Trajectory
 
 _PROCESSING = {"heat": ("heat", "heated"), "cool": ("cool", "cooled"), "clean": ("clean", "cleaned")}
+_BARE_COMMAND = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
 _COMMAND = re.compile(rf"^(?:{HOUSEHOLD_VERBS}|think)\b")
 
 
@@ -181,6 +182,8 @@ class PrematureSuccessLabeler(Labeler):
     def _claim(self, step: Step, goal: Goal | None) -> Claim | None:
         """The success claim of this turn's thought, ``think:`` line or free-text action, if any."""
         action = step.action
+        if not step.thought and (not action or _BARE_COMMAND.match(action.lstrip("> ").lower())):
+            return None  # a bare command claims nothing
         command = canonical_command(action) or ""
         texts = [step.thought]
         if action and _is_think(action):

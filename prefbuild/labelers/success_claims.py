@@ -45,11 +45,10 @@ class Claim:
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-# A text can only claim success when it holds one of these words (cheap pre-check).
-_ANY_CLAIM_WORD = re.compile(
-    r"task|done|complet|accomplish|succe|finish|goal|achiev|put|plac|move|dropp|set|stor|look|examin|turn|used|"
-    r"now|been|was|were|have|got|already|successful|finally|everything|タスク",
-    re.IGNORECASE,
+# A sentence can only claim the whole task done when it holds one of these words (cheap pre-check);
+# a goal claim names the goal receptacle, a look claim the lamp.
+_TASK_WORDS = re.compile(
+    r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything|タスク", re.IGNORECASE
 )
 
 # Words before a claim, anywhere in its sentence, that make it a plan or a condition ("I will put",
@@ -162,11 +161,18 @@ def _compact(text: str) -> str:
     return re.sub(r"[\s/]+", "", text.lower())
 
 
+_ALIAS_PATTERNS: dict[str, re.Pattern[str]] = {
+    receptacle: re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b")
+    for receptacle, aliases in RECEPTACLE_ALIASES.items()
+}
+
+
 def _names_receptacle(text: str, receptacle: str) -> bool:
-    if receptacle in _compact(text):
-        return True
     lowered = text.lower()
-    return any(re.search(rf"\b{re.escape(alias)}\b", lowered) for alias in RECEPTACLE_ALIASES.get(receptacle, ()))
+    if receptacle in lowered or receptacle in lowered.replace(" ", "").replace("/", ""):
+        return True
+    alias = _ALIAS_PATTERNS.get(receptacle)
+    return alias is not None and alias.search(lowered) is not None
 
 
 def _hedged(sentence: str, start: int) -> bool:
@@ -221,14 +227,33 @@ def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
         rest = match.group("rest")
         if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
             continue
-        # "The apple is in the fridge" may describe where it was found; a claim says it got there.
+        # "The apple is in the fridge" may describe where it was found; a claim says it got there, or
+        # names the state the goal asks for ("The hot potato is on the diningtable 1.", "Both pencils are ...").
         settled = (
-            match.group("participle") or match.group("adverbs").strip() or _NOW.search(rest) or _NOW.search(clause)
+            match.group("participle")
+            or match.group("adverbs").strip()
+            or _NOW.search(rest)
+            or _NOW.search(clause)
+            or _goal_state_named(clause, goal)
         )
         if not settled or _hedged(sentence, match.start()):
             continue
         return Claim(sentence, GOAL, _count(clause, goal))
     return None
+
+
+_STATE_WORDS = {
+    "heat": re.compile(r"\b(?:hot|heated|warm|warmed)\b", re.IGNORECASE),
+    "cool": re.compile(r"\b(?:cool|cooled|cold|chilled)\b", re.IGNORECASE),
+    "clean": re.compile(r"\b(?:clean|cleaned|washed)\b", re.IGNORECASE),
+    "puttwo": re.compile(r"\b(?:two|both)\b", re.IGNORECASE),
+}
+
+
+def _goal_state_named(subject: str, goal: Goal) -> bool:
+    """The subject names the state the goal asks for: "the hot potato", "both pencils"."""
+    pattern = _STATE_WORDS.get(goal.kind)
+    return bool(pattern and pattern.search(subject))
 
 
 def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
@@ -263,9 +288,16 @@ def find_claim(text: str | None, goal: Goal | None) -> Claim | None:
         >>> find_claim("Next, I need to put it on the diningtable.", heat) is None
         True
     """
-    if not text or not _ANY_CLAIM_WORD.search(text):
+    if not text:
+        return None
+    if not _TASK_WORDS.search(text) and not (goal is not None and _names_receptacle(text, _named(goal))):
         return None
     return _find_claim(text, goal)
+
+
+def _named(goal: Goal) -> str:
+    """What a goal claim must name: the receptacle, or the lamp of a look task."""
+    return "lamp" if goal.kind == "examine" else goal.receptacle
 
 
 @lru_cache(maxsize=4096)
@@ -274,13 +306,11 @@ def _find_claim(text: str, goal: Goal | None) -> Claim | None:
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):
             continue
-        if goal is not None and goal.kind == "examine":
-            claim = _lamp_claim(sentence, goal)
-        elif goal is not None:
-            claim = _goal_claim(sentence, goal)
-        else:
-            claim = None
-        claim = claim or _task_claim(sentence)
+        claim = None
+        if goal is not None and _names_receptacle(sentence, _named(goal)):
+            claim = _lamp_claim(sentence, goal) if goal.kind == "examine" else _goal_claim(sentence, goal)
+        if claim is None and _TASK_WORDS.search(sentence):
+            claim = _task_claim(sentence)
         if claim is not None:
             return claim
     return None

@@ -90,6 +90,15 @@ def test_answers_contradicting_the_last_relevant_result_are_labelled_when_asked(
         # A rounded form of a printed value is not that value (the benchmark compares floats exactly).
         ([_select("SELECT AVG(`Goals`) FROM `Results`", "[(17.25,)]"), _answer('["17"]')], [1]),
         ([_select("SELECT AVG(`Goals`) FROM `Results`", "[(Decimal('22.6667'),)]"), _answer('["22.67"]')], [1]),
+        # A wrong count is not rescued by arithmetic on unrelated cells of a listing.
+        (
+            [
+                _select("SELECT * FROM `Results`", "[('Ajax', 'Suarez', '1'), ('PSV', 'Lozano', '2')]"),
+                _select("SELECT COUNT(*) FROM `Results` WHERE `Team` = 'Ajax'", "[(3,)]"),
+                _answer('["4"]'),
+            ],
+            [2],
+        ),
         # A multi-value answer with one value seen nowhere.
         (
             [
@@ -166,7 +175,7 @@ def test_replies_are_read_as_the_mysql_client_prints_them() -> None:
     assert number_of("30,720") == 30720.0 and number_of("25%") == 25.0 and number_of("2.1 million") is None
     assert same_number("12", 12.0) and not same_number("17", 17.25) and not same_number("3.33", 3.3333)
     assert same_number("3.33", 3.3333, rounded=True) and not same_number("3.34", 3.3333, rounded=True)
-    assert aggregates((("a", 3.0), ("b", 4.0))) == [2.0, 2.0, 2.0, 7.0, 3.5, 3.0, 4.0]
+    assert aggregates((("a", 3.0), ("b", 4.0))) == [2.0, 7.0, 3.5, 3.0, 4.0]
 
 
 def test_the_verdict_names_the_result_it_contradicts() -> None:

@@ -63,6 +63,8 @@ LAMP_CD = parse_goal("look at cd under the desklamp.")
         ("It seems the apple is already in the fridge.", FRIDGE, GOAL, 1),
         ("Everything is done.", FRIDGE, TASK, 1),
         ("I have completed all the steps.", FRIDGE, TASK, 1),
+        ("The hot egg is on the diningtable 1.", HEAT_EGG, GOAL, 1),
+        ("Both soapbars are in the garbagecan 1.", TWO_SOAP, GOAL, 2),
     ],
 )
 def test_claims_in_the_agents_own_words_are_found(text: str, goal: Any, kind: str, count: int) -> None:
@@ -98,6 +100,8 @@ def test_claims_in_the_agents_own_words_are_found(text: str, goal: Any, kind: st
         ("The apple should be placed in the fridge.", FRIDGE),
         ("I need the apple placed in fridge 1.", FRIDGE),
         ("Apple found in fridge 1.", FRIDGE),
+        ("The egg is on the diningtable 1.", HEAT_EGG),
+        ("The soapbar is in the garbagecan 1.", TWO_SOAP),
         ("I need to look at the cd under the desklamp.", LAMP_CD),
     ],
 )

@@ -79,6 +79,15 @@ def test_task_succeeded_answered_nothing_happens_is_also_invalid(tmp_path: Path)
     assert found.get("invalid_action") == [1]
 
 
+def test_task_succeeded_snapped_to_a_command_is_invalid(tmp_path: Path) -> None:
+    steps = [
+        {"a": "go to sofa 1", "o": "On the sofa 1, you see a book 1."},
+        {"a": "Task succeeded.", "x": "examine sofa 1", "o": "On the sofa 1, you see a book 1."},
+    ]
+    found = _agentbench(tmp_path, steps)
+    assert found.get("invalid_action") == [1]
+
+
 def test_react_lines_the_game_did_not_understand_are_invalid_thoughts_are_not(tmp_path: Path) -> None:
     episode = HouseEpisode(
         id="r",
@@ -121,3 +130,23 @@ def test_dbbench_final_answer_without_action_answer_is_read_by_the_benchmark(tmp
         ],
     )
     assert _labels(tmp_path / "db2.jsonl", dbbench_record(0, missing)).get("format_violation") == [1]
+
+
+def _insert_task(final: str) -> SqlEpisode:
+    return SqlEpisode(
+        id="i",
+        type="INSERT",
+        question="Add the row ('2021', 'Oslo') to the table.",
+        table="The name of this table is T, and the headers of this table are Year,City.",
+        steps=[
+            {"raw": "Action: Operation\n```sql\nINSERT INTO T VALUES ('2021', 'Oslo');\n```", "o": "1146 (42S02): T"},
+            {"raw": final},
+        ],
+    )
+
+
+def test_dbbench_premature_success_needs_the_final_turn_to_say_the_change_was_made(tmp_path: Path) -> None:
+    claimed = _insert_task('The row has been inserted.\nAction: Answer\nFinal Answer: ["done"]')
+    assert _labels(tmp_path / "a.jsonl", dbbench_record(0, claimed)).get("premature_success") == [1]
+    admitted = _insert_task("I could not insert the row.\nAction: Answer\nFinal Answer: []")
+    assert "premature_success" not in _labels(tmp_path / "b.jsonl", dbbench_record(0, admitted))

@@ -8,9 +8,9 @@ answer is checked two ways:
 * **loosely** against the last relevant SELECT result: every answer value is a cell (case
   and spacing aside, or a word-bounded part of a text cell), a number printed in it (compared
   exactly, as the benchmark compares floats: 17 is not an observed 17.25), or a number the agent
-  computed from it, possibly rounded to the digits it wrote: the row count, a column's distinct
-  count, sum, average, minimum or maximum over several rows, or the difference, sum, ratio or
-  percentage of two numbers seen in the episode's single-value results and in this result;
+  computed from it, possibly rounded to the digits it wrote: the row count, a column's sum,
+  average, minimum or maximum over several rows, or the difference, sum, ratio or percentage of
+  two of the episode's single-value results (what two targeted SELECTs returned);
 * **wholly** against every other result: the answer *is* that result (its single value,
   a column's whole set of values) or one of its aggregates.
 
@@ -209,17 +209,16 @@ def _numbers(rows: Rows) -> list[float]:
 
 def aggregates(rows: Rows) -> list[float]:
     """Numbers an agent computes from a result of several rows: the row count, and per column the
-    distinct count, sum, average, minimum and maximum of its numeric cells.
+    sum, average, minimum and maximum of its numeric cells.
 
     Example:
         >>> aggregates((("a", 3.0), ("b", 4.0)))
-        [2.0, 2.0, 2.0, 7.0, 3.5, 3.0, 4.0]
+        [2.0, 7.0, 3.5, 3.0, 4.0]
     """
     found = [float(len(rows))]
     if len(rows) < 2:
         return found
     for column in zip(*rows, strict=False):
-        found.append(float(len({cell for cell in column if cell is not None})))
         numbers = [number for number in map(number_of, column) if number is not None]
         if numbers:
             found += [sum(numbers), sum(numbers) / len(numbers), min(numbers), max(numbers)]
@@ -245,7 +244,8 @@ def loosely_derivable(values: Sequence[str], rows: Rows, single_values: Sequence
     Args:
         values: the answer's values.
         rows: the last relevant result.
-        single_values: the numbers of the episode's single-value results (for two-query arithmetic).
+        single_values: the numbers of the episode's single-value results (two of them may be added,
+            subtracted or divided: "how many more ... than ...").
 
     Example:
         >>> loosely_derivable(["3"], (("Ryan Smyth",), ("Jason Arnott",), ("Kevin Lowe",)))
@@ -261,8 +261,7 @@ def loosely_derivable(values: Sequence[str], rows: Rows, single_values: Sequence
             continue
         if numbers is None:
             numbers = _numbers(rows)
-            small = numbers if len(cells) <= _ARITHMETIC_POOL else []
-            computed = [*aggregates(rows), *_arithmetic([*single_values, *small])]
+            computed = [*aggregates(rows), *_arithmetic(single_values)]
         if (
             not any(same_number(value, number) for number in numbers)
             and not any(same_number(value, number, rounded=True) for number in computed)

@@ -196,9 +196,37 @@ class SqlWrongAnswerLabeler(Labeler):
         return [self.make_label(step, confidence, evidence)]
 
 
+# A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself.
+_CHANGE_CLAIM = re.compile(
+    r"\b(?:inserted|updated|deleted|removed|added|changed|modified|replaced|applied|executed|committed|performed|"
+    r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from)\b",
+    re.IGNORECASE,
+)
+_CHANGE_DENIED = re.compile(
+    r"\b(?:not|cannot|unable|failed|fails|impossible|never|no\s+(?:row|rows|change|changes))\b|n't\b", re.IGNORECASE
+)
+
+
+def _turn_text(step: Step) -> str:
+    return (step.raw_output or step.action or "").strip()
+
+
+def claims_change(step: Step) -> bool:
+    """The final turn says the table was changed (and does not say it could not be).
+
+    Example:
+        >>> claims_change(Step(index=0, observation="", raw_output="The row was inserted. Final Answer: [1]"))
+        True
+        >>> claims_change(Step(index=0, observation="", raw_output="I could not insert it. Final Answer: []"))
+        False
+    """
+    text = _turn_text(step)
+    return bool(_CHANGE_CLAIM.search(text)) and not _CHANGE_DENIED.search(text)
+
+
 class SqlPrematureSuccessLabeler(Labeler):
-    """Labels an answer given before any query succeeded, or a mutation task answered before any
-    statement changed the table."""
+    """Labels an answer given before any query succeeded, or a final turn of a mutation task saying
+    the change was made before any statement changed the table."""
 
     name: ClassVar[str] = "sql_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
@@ -211,9 +239,12 @@ class SqlPrematureSuccessLabeler(Labeler):
             if step_kind(step) == "answer":
                 earlier = trajectory.steps[: step.index]
                 if mutation:
-                    if any(mutated(item) for item in earlier):
+                    if any(mutated(item) for item in earlier) or not claims_change(step):
                         return []
-                    evidence = "answered a modification task before any INSERT/UPDATE/DELETE changed the table"
+                    evidence = (
+                        f"says '{short(_turn_text(step), 60)}' but no INSERT/UPDATE/DELETE changed the table "
+                        "before this answer"
+                    )
                 else:
                     if step.facts.won is None or any(operation_succeeded(item) for item in earlier):
                         # Without the grader's verdict an answer from memory may be right; wrong_answer
