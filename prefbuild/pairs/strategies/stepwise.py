@@ -40,6 +40,7 @@ from prefbuild.pairs.common import (
     source_for,
     trajectory_protocol,
 )
+from prefbuild.pairs.replay import ReplayCursor
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
 from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn, prompt_messages
 
@@ -126,6 +127,7 @@ class StepwiseStrategy(TeacherWriting):
         self.modes: frozenset[str] | None = None if modes is None else mode_names(self.name, modes)
         self.min_confidence = float(self.param("min_confidence", 0.0))
         self.templates = self.param("templates", None)
+        self.replays = ReplayCursor()  # bad steps come in order: each episode is replayed once
         self.setup_teacher_writing(needed=self.chosen_style == "teacher", what="chosen: teacher")
 
     def _wanted(self, mode: str) -> bool:
@@ -143,7 +145,9 @@ class StepwiseStrategy(TeacherWriting):
             label = primary_label(eligible)
             if label is None:
                 continue
-            expert_action, used = chosen_action(trajectory, step.index, source) if step.expert_action else (None, "")
+            expert_action, used = (
+                chosen_action(trajectory, step.index, source, self.replays) if step.expert_action else (None, "")
+            )
             if not expert_action:
                 self.stats.skip("no_expert_action")
                 continue
