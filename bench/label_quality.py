@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/label_quality.py            # both sets, per shape and overall
     .venv/bin/python bench/label_quality.py --misses   # also list the episodes where labels differ
+    .venv/bin/python bench/label_quality.py --set tests/labelers/heldout   # one labelled set only
 
 The labelers run exactly as ``prefbuild label`` runs them (every default labeler, default
 parameters); held-out logs are imported through the same readers (AgentBench
@@ -29,6 +30,7 @@ from prefbuild.labelers.evaluation import (  # noqa: E402
 
 DEV = ROOT / "tests" / "labelers" / "fixtures"
 HELDOUT = ROOT / "tests" / "labelers" / "heldout" / "labels.jsonl"
+BLIND_TEST = ROOT / "tests" / "labelers" / "blind_test" / "labels.jsonl"
 
 
 def development_scores() -> dict[str, ModeScore]:
@@ -40,14 +42,32 @@ def development_scores() -> dict[str, ModeScore]:
     return evaluate_trajectories(DEV / "trajectories.jsonl", expected)
 
 
+def sidecar_of(path: Path) -> Path:
+    """The label sidecar of a set: ``path`` itself, or the ``labels.jsonl`` inside a folder."""
+    return path / "labels.jsonl" if path.is_dir() else path
+
+
+def set_report(path: Path, misses: bool = False) -> str:
+    """The tables of one labelled set (a folder with ``labels.jsonl`` beside its logs, or the sidecar)."""
+    sidecar = sidecar_of(path)
+    scores = evaluate_sidecar(sidecar)
+    parts = [format_table(f"{shape} ({sidecar}), as deployed", by_mode) for shape, by_mode in scores.items()]
+    if misses:
+        parts += [f"{mode}: {miss}" for mode, counts in scores["all"].items() for miss in counts.misses]
+    return "\n\n".join(parts)
+
+
 def report(misses: bool = False) -> str:
-    """The tables for both sets as text."""
+    """The tables of the development, held-out and blind test sets as text."""
     parts = []
     dev = development_scores()
     parts.append(format_table("development fixtures (tests/labelers/fixtures), as deployed", dev))
     heldout = evaluate_sidecar(HELDOUT)
     for shape, scores in heldout.items():
         parts.append(format_table(f"held-out {shape} (tests/labelers/heldout), as deployed", scores))
+    # The blind test set is the acceptance set: its overall table only, never its misses.
+    parts.append(format_table("blind test set, all shapes (tests/labelers/blind_test), as deployed",
+                              evaluate_sidecar(BLIND_TEST)["all"]))
     if misses:
         for title, scores in (("development", dev), ("held-out", heldout["all"])):
             for mode, counts in scores.items():
@@ -59,8 +79,14 @@ def report(misses: bool = False) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--misses", action="store_true", help="list the episodes where found and expected differ")
+    parser.add_argument(
+        "--set",
+        type=Path,
+        metavar="PATH",
+        help="score only this labelled set: a folder holding labels.jsonl and its logs, or the sidecar itself",
+    )
     args = parser.parse_args()
-    print(report(misses=args.misses))
+    print(set_report(args.set, misses=args.misses) if args.set else report(misses=args.misses))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import yaml
 
 try:  # libyaml's C parser: an order of magnitude faster on big recipes
     from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
+except ImportError:  # pragma: no cover  # handled: PyYAML without libyaml: the Python parser reads the same YAML
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 from prefbuild.errors import LocatedError

@@ -1,9 +1,15 @@
 """The one counter shape for what a stage did with its records: kept, and skipped with why.
 
 Every stage that streams records and may leave some out (an export format that cannot
-express a pair, the ``sft`` export skipping failed episodes, a strategy dropping candidates)
-reports the same two numbers: how many records it kept and, per reason, how many it skipped.
-One class means one ``as_dict`` layout in ``stats.json``, the manifest and the console.
+express a pair, the ``sft`` export skipping failed episodes, a pair strategy leaving out
+candidates) reports the same two numbers: how many records it kept and, per reason, how many
+it skipped. One class means one ``as_dict`` layout in ``stats.json``, the manifest and the
+console, and one API for plug-ins (``stats.keep()``, ``stats.skip("why")``).
+
+The other counters count different things and are not kept/skipped tallies: the rollout's
+live ``RolloutStats`` (episodes, successes, token usage, for the progress bar),
+``LabelCounts`` (labels per failure mode) and the pair pipeline's ``PairCounts``, which adds
+up every strategy's ``Tally`` with the pipeline's own dedup, cap and balance counts.
 """
 
 from __future__ import annotations

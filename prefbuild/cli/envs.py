@@ -43,7 +43,7 @@ def _catalog_task_types(env_class: type[Env]) -> tuple[str, ...] | None:
     package = env_class.__module__.rpartition(".")[0]
     try:
         names = getattr(importlib.import_module(f"{package}.catalog"), "TASK_TYPE_NAMES", None)
-    except ImportError:
+    except ImportError:  # handled: an env package without a catalog module has no task type names to list
         return None
     return tuple(names) if names else None
 
@@ -57,7 +57,8 @@ def env_rows() -> list[tuple[str, str, str, str, str]]:
     for name, target in sorted(available_envs().items()):
         try:
             cells = _describe(get_env(name))
-        except Exception as error:  # a broken plug-in must not hide the others
+        except Exception as error:
+            # handled: boundary: a plug-in that fails to load shows its error in its row; the others are listed
             cells = (f"unavailable: {type(error).__name__}: {error}", "-", "-")
         rows.append((name, target, *cells))
     return rows

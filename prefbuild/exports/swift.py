@@ -17,7 +17,7 @@ def call_arguments(arguments: str) -> Any:
     """A tool call's JSON-encoded arguments decoded, or the raw string when it is not JSON."""
     try:
         return json.loads(arguments)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError:  # handled: arguments that are not JSON are exported as the text the model wrote
         return arguments
 
 

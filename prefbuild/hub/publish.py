@@ -126,7 +126,7 @@ def _changed_sources(dataset_dir: Path) -> list[str]:
         return []
     try:
         sources = json.loads(stamp_file.read_text(encoding="utf-8"))["sources"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):  # handled: an unreadable stamp is reported as a changed source
         return [f"{stamp_file} (unreadable)"]
     changed = []
     for source in sources:
@@ -226,6 +226,7 @@ def _push_once(plan: PublishPlan, commit_message: str) -> PublishPlan:
         try:
             remote_card = api.hf_hub_download(plan.repo_id, CARD_NAME, repo_type=repo_type, revision=head.sha)
         except (EntryNotFoundError, RevisionNotFoundError):
+            # handled: a card listed but not downloadable is treated as no remote card
             remote_card = None
         if remote_card is not None:
             remote_metadata, _ = split_card(Path(remote_card).read_text(encoding="utf-8"))
@@ -282,7 +283,7 @@ def publish_dataset_dir(
         tries = f" after {attempts} attempts"
     except PrefbuildError:
         raise
-    except Exception as error:
+    except Exception as error:  # handled: boundary: any Hub client failure becomes the PublishError raised below
         failure, tries = error, ""
     assert failure is not None
     reason = _redact(_describe_failure(failure, repo_id), token).rstrip(".")

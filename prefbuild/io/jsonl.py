@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Literal, TypeVar
 
-import jsonlines
 from pydantic import BaseModel, ValidationError
 
 from prefbuild.errors import LocatedError, describe_validation_error
@@ -49,25 +48,39 @@ def _decoded(path: str | os.PathLike[str], number: int, raw: bytes) -> str:
         raise RecordError(path, number, "", f"not UTF-8 text ({error.reason} at column {error.start + 1})") from None
 
 
+def iter_raw_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number, bytes, is_last_and_unterminated)`` for every non-blank line, streaming, undecoded.
+
+    Readers hand the bytes straight to a JSON decoder (no ``str`` copy of each line) and
+    decode them only to report a bad line.
+
+    Example:
+        >>> # [number for number, _, _ in iter_raw_lines("pairs.jsonl")] == [1, 2, 3]
+    """
+    with open(path, "rb") as handle:
+        previous: tuple[int, bytes] | None = None
+        for number, raw in enumerate(handle, start=1):
+            if previous is not None and previous[1].strip():
+                yield previous[0], previous[1], False
+            previous = (number, raw)
+        if previous is not None and previous[1].strip():
+            yield previous[0], previous[1], not previous[1].endswith(b"\n")
+
+
+def _line_text(path: str | os.PathLike[str], number: int, raw: bytes, unterminated: bool) -> str:
+    if unterminated:  # possibly cut inside a character by a kill: readers skip or report it as cut off
+        return raw.decode("utf-8", errors="replace")
+    return _decoded(path, number, raw)
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str, bool]]:
     """``(line number, text, is_last_and_unterminated)`` for every non-blank line, streaming.
 
     Raises:
         RecordError: a line that is not UTF-8 text, at its ``file:line``.
     """
-    with open(path, "rb") as handle:
-        previous: tuple[int, bytes] | None = None
-        for number, raw in enumerate(handle, start=1):
-            if previous is not None and previous[1].strip():
-                yield previous[0], _decoded(path, previous[0], previous[1]), False
-            previous = (number, raw)
-        if previous is not None and previous[1].strip():
-            unterminated = not previous[1].endswith(b"\n")
-            if unterminated:  # possibly cut inside a character by a kill: readers skip or report it as cut off
-                text = previous[1].decode("utf-8", errors="replace")
-            else:
-                text = _decoded(path, previous[0], previous[1])
-            yield previous[0], text, unterminated
+    for number, raw, unterminated in iter_raw_lines(path):
+        yield number, _line_text(path, number, raw, unterminated), unterminated
 
 
 def read_records(
@@ -80,12 +93,14 @@ def read_records(
     """
     if not Path(path).is_file():
         raise RecordError(path, 0, "", "no such file")
-    for number, text, unterminated in iter_lines(path):
-        try:  # the fast path: pydantic parses and validates the JSON text in one pass
-            yield model.model_validate_json(text)
+    validate_json = model.__pydantic_validator__.validate_json
+    for number, raw, unterminated in iter_raw_lines(path):
+        try:  # the fast path: pydantic parses the UTF-8 bytes and validates them in one pass
+            yield validate_json(raw)
             continue
-        except ValidationError:
-            pass  # located below, with the JSON and the record errors told apart
+        except ValidationError:  # handled: located below, with the encoding, JSON and record errors told apart
+            pass
+        text = _line_text(path, number, raw, unterminated)
         try:
             payload = json.loads(text)
         except json.JSONDecodeError as error:
@@ -154,7 +169,7 @@ def _repair_tail(path: Path) -> int:
         tail = handle.read()
         try:
             json.loads(tail)
-        except ValueError:
+        except ValueError:  # handled: the last line is cut off: it is removed and its size returned
             handle.truncate(keep)
             return size - keep
         handle.seek(size)
@@ -175,23 +190,30 @@ class JsonlWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.repaired_bytes = _repair_tail(self.path)
         self._fsync = fsync
-        self._handle: IO[str] = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self._writer = jsonlines.Writer(self._handle, flush=flush, compact=True, dumps=self._dumps)
+        self._flush = flush
+        self._handle: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - closed in close()
 
     @staticmethod
-    def _dumps(record: object) -> str:
+    def encode(record: BaseModel | dict[str, object]) -> bytes:
+        """One record as compact UTF-8 JSON without the newline (``model_dump_json``, as bytes).
+
+        Example:
+            >>> JsonlWriter.encode({"a": 1})
+            b'{"a":1}'
+        """
         if isinstance(record, BaseModel):
-            return record.model_dump_json()
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+            return record.__pydantic_serializer__.to_json(record)
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     def write(self, record: BaseModel | dict[str, object]) -> None:
-        self._writer.write(record)
+        self._handle.write(self.encode(record) + b"\n")  # one write per record, newline included
+        if self._flush:
+            self._handle.flush()
         if self._fsync:
             os.fsync(self._handle.fileno())
 
     def close(self) -> None:
         if not self._handle.closed:
-            self._writer.close()
             self._handle.close()
 
     def __enter__(self) -> JsonlWriter:

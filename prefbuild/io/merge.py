@@ -8,6 +8,7 @@ rather than silently deduplicated, because it usually means a mistyped ``--shard
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ from prefbuild.io.rundir import (
 )
 from prefbuild.records import Manifest, UsageTotals
 
+logger = logging.getLogger(__name__)
+
 
 def _planned(source: Path, manifest: Manifest) -> int | None:
     """How many episodes the shard of ``source`` was planned to hold, when it can be told."""
@@ -35,7 +38,11 @@ def _planned(source: Path, manifest: Manifest) -> int | None:
 
     try:
         recipe = load_recipe(source / RECIPE).recipe
-    except PrefbuildError:
+    except PrefbuildError as error:
+        logger.warning(
+            "%s: cannot tell how many episodes shard %s was planned to hold, so its completeness is not checked: %s",
+            source, manifest.shard, error,
+        )
         return None
     return planned_count(recipe, Shard.parse(manifest.shard))
 

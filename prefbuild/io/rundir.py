@@ -59,6 +59,7 @@ def package_versions() -> dict[str, str]:
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
+            # handled: a package that is not installed has no version to record
             continue
     return versions
 
@@ -321,6 +322,7 @@ def trajectory_teachers(paths: Iterable[Path]) -> list[TeacherInfo]:
                 teacher = json.loads(text).get("teacher")
                 info = TeacherInfo.model_validate(teacher)
             except (ValueError, AttributeError):
+                # handled: a line without a usable teacher is skipped here; the record readers report it
                 continue
             found.setdefault((info.backend, info.model), info)
     return list(found.values())

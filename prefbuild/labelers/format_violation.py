@@ -9,13 +9,19 @@ turn again with the env's current protocol, for trajectories written by an older
 more lenient parser.
 
 Some tolerances hide what the benchmark itself would misread: AgentBench matches the
-command text as written, so ``**heat bread 1 with microwave 1**`` is not the command.
-Normalisations named in ``violating_normalizations`` (markdown by default) are violations;
-harmless ones (a capital letter, a trailing period, ReAct's ``> `` marker) are not.
+command text as written, so ``**heat bread 1 with microwave 1**`` or a command in backticks
+is not the command. Normalisations named in ``violating_normalizations`` (markdown by
+default) are violations; harmless ones (a capital letter, a trailing period, ReAct's ``> ``
+marker) are not, nor are the readings the benchmark's own parser makes too
+(``accepted_normalizations``: DBBench finds ``Final Answer:`` without ``Action: Answer``).
+Two commands written in one action line ("go to drawer 1 and open it") are a violation:
+the benchmark runs at most the first.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from functools import lru_cache
 from typing import ClassVar
 
@@ -23,15 +29,41 @@ from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
 from prefbuild.errors import PrefbuildError
 from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.text import HOUSEHOLD_VERBS
 from prefbuild.records import FailureMode, Label, Step, Trajectory
+
+logger = logging.getLogger(__name__)
+
+# "go to drawer 1 and open it", "take mug 1 from shelf 1, then go to sinkbasin 1"
+_TWO_COMMANDS = re.compile(
+    rf"^{HOUSEHOLD_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,\s*then|\s*;|\s*&&)\s+{HOUSEHOLD_VERBS}\b",
+    re.IGNORECASE,
+)
+_BACKTICKED = re.compile(r"`[^`\n]+`")
+
+
+def two_commands(action: str | None) -> bool:
+    """The action line holds two household commands joined in words.
+
+    Example:
+        >>> two_commands("go to drawer 1 and open it"), two_commands("take apple 1 from countertop 1")
+        (True, False)
+    """
+    if not action or not any(joint in action for joint in (" and ", ",", ";", "&&")):
+        return False
+    return bool(_TWO_COMMANDS.match(action.strip()))
 
 
 @lru_cache(maxsize=32)
 def _protocol(env: str, name: str) -> Protocol | None:
     try:
         return cached_protocol(env, name)
-    except (KeyError, ImportError, TypeError, ValueError, PrefbuildError):
-        # Not loadable here: judge by the recorded verdict.
+    except (KeyError, ImportError, TypeError, ValueError, PrefbuildError) as error:
+        # Not loadable here: judged by the recorded verdict, said once per protocol (the result is cached).
+        logger.warning(
+            "format_violation: protocol %r of env %r cannot be loaded here (%s); turns are judged by the recorded "
+            "verdict, not parsed again", name, env, error,
+        )
         return None
 
 
@@ -48,11 +80,18 @@ class FormatViolationLabeler(Labeler):
 
     name: ClassVar[str] = "format_violation"
     mode: ClassVar[str] = FailureMode.format_violation.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     defaults: ClassVar[dict[str, object]] = {
         "reparse": False,  # parse every turn again with the env's current protocol
         "normalized_is_violation": False,  # also label turns the parser accepted after normalising them
         "violating_normalizations": ["markdown"],  # normalisations (substrings) that are violations anyway
+        # Readings the benchmark's own parser makes as well (substrings): not violations.
+        "accepted_normalizations": [
+            "'Final Answer:' without 'Action: Answer'",
+            "read as Answer",
+            "newlines in the SQL replaced by spaces",
+        ],
+        "two_commands": True,  # two commands written in one action line
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -77,6 +116,17 @@ class FormatViolationLabeler(Labeler):
         serious = [
             note for note in normalized if any(part in note for part in self.config["violating_normalizations"])
         ]
+        if "quoted action" in normalized and _BACKTICKED.search(step.raw_output):
+            serious.append("command in markdown backticks")
+            problems.append("command in markdown backticks")
+        if self.config["two_commands"] and two_commands(step.action):
+            problems.append("two commands in one action line")
+            format_ok = False
+        accepted = [
+            note for note in normalized if any(part in note for part in self.config["accepted_normalizations"])
+        ]
+        if not format_ok and not problems and normalized and len(accepted) == len(normalized):
+            format_ok = True  # the benchmark reads the turn the same way
         flagged = not format_ok or bool(serious) or (bool(normalized) and self.config["normalized_is_violation"])
         if not flagged:
             return None

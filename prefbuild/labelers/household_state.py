@@ -21,6 +21,9 @@ _EFFECT = re.compile(
     rf"|you turn on the {_NAME}"
 )
 HAND = "hand"
+# Heating clears the cold flag and cooling the hot one (ALFWorld: heat -> isHot on, isCool off);
+# cleaning and slicing stay.
+_CLEARS = {"heat": "cool", "cool": "heat"}
 
 
 @dataclass(frozen=True)
@@ -62,13 +65,18 @@ class HouseState:
     """The confirmed state of the objects the agent changed (others are where the game put them).
 
     An object put back where it was first picked up counts as untouched, so toggling an
-    object between the hand and its place returns to the same ``key()``.
+    object between the hand and its place returns to the same ``key()``. ``done`` holds the
+    processing flags the env confirmed along the episode, ``(kind, object)`` with kind heat,
+    cool, clean, slice or on: a cleaned object stays cleaned, heating clears a cool flag and
+    cooling a hot one.
     """
 
     where: dict[str, str] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
     done: set[tuple[str, str]] = field(default_factory=set)
     puts: list[tuple[str, str]] = field(default_factory=list)
+    # Where each object was last put and still lies (also when that is where it was first found).
+    placed: dict[str, str] = field(default_factory=dict)
     _key: frozenset[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -91,16 +99,32 @@ class HouseState:
         for effect in found:
             if effect.kind == "pick":
                 self.origin.setdefault(effect.obj, effect.place or "")
+                self.placed.pop(effect.obj, None)
                 for obj, place in list(self.where.items()):
                     if place == HAND and obj != effect.obj:
                         del self.where[obj]
                 self.where[effect.obj] = HAND
             elif effect.kind == "put":
                 self.puts.append((effect.obj, effect.place or ""))
+                self.placed[effect.obj] = effect.place or ""
                 if self.origin.get(effect.obj) == effect.place:
                     self.where.pop(effect.obj, None)
                 else:
                     self.where[effect.obj] = effect.place or ""
             else:
                 self.done.add((effect.kind, effect.obj))
+                cleared = _CLEARS.get(effect.kind)
+                if cleared is not None:
+                    self.done.discard((cleared, effect.obj))
         return self.key() != before
+
+    def processed(self, kind: str, obj: str) -> bool:
+        """The env confirmed ``obj`` heated / cooled / cleaned (``kind``) and nothing undid it since.
+
+        Example:
+            >>> state = HouseState()
+            >>> _ = state.apply("You heat the egg 1 using the microwave 1.")
+            >>> state.processed("heat", "egg 1"), state.processed("cool", "egg 1")
+            (True, False)
+        """
+        return (kind, obj) in self.done

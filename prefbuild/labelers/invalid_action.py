@@ -11,8 +11,12 @@ command. Hence three more checks on what the agent *wrote*:
 * it names an object or receptacle the agent has never been shown, or uses an object it
   does not hold (``put``/``heat``/``cool``/``clean``/``examine`` of something not in hand).
 
-Completion claims ("Task succeeded.") are premature_success, and ReAct ``think:`` turns
-are thoughts, so neither is labelled here. SQL errors are sql_error's domain.
+A completion claim ("Task succeeded.") is premature_success's business; it is labelled here
+too only when the game answered it "Nothing happens." (it was sent as a command and did
+nothing). A turn with no parsable command that the game answered "Nothing happens." (a ReAct
+line with another protocol's tags) is invalid. Two commands written in one line ("go to
+drawer 1 and open it") that AgentBench ran as the first one are a format violation, not an
+invalid command. ReAct ``think:`` turns are thoughts. SQL errors are sql_error's domain.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from typing import ClassVar
 
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.format_violation import two_commands
 from prefbuild.labelers.household_text import entities, entity_type, held_after
 from prefbuild.labelers.text import (
+    HOUSEHOLD_VERBS,
     canonical_command,
     is_completion_claim,
     is_nothing_happens,
@@ -34,9 +40,7 @@ from prefbuild.records import FailureMode, Label, Step, Trajectory
 # Commands whose first object must be in the agent's hand.
 _HELD_COMMANDS = re.compile(r"^(?:put|move|heat|cool|clean)\s+([a-z]+ \d+)\b")
 _EXAMINE = re.compile(r"^examine ([a-z]+ \d+)$")
-_HOUSEHOLD_VERBS = re.compile(
-    r"^(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look|help)\b"
-)
+_HOUSEHOLD_VERBS = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
 
 
 class InvalidActionLabeler(Labeler):
@@ -44,7 +48,7 @@ class InvalidActionLabeler(Labeler):
 
     name: ClassVar[str] = "invalid_action"
     mode: ClassVar[str] = FailureMode.invalid_action.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     # SQL statements that fail are labelled by sql_error.
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
@@ -79,16 +83,24 @@ class InvalidActionLabeler(Labeler):
 
     def _step(self, step: Step, seen: _SeenNames, holding: str | None) -> Label | None:
         written = canonical_command(step.action)
-        if written is None or written.startswith("think") or is_completion_claim(step.action):
+        if written is None or is_completion_claim(step.action):
+            executed = step.facts.executed_action
+            ran = canonical_command(executed) if isinstance(executed, str) else None
+            what = f"'{short(step.action, 60)}'" if step.action else "the turn (no command could be read)"
+            if is_nothing_happens(step.feedback) or (step.valid is False and written is not None):
+                return self.make_label(step, 0.9, f'{what} was sent to the game, which answered "Nothing happens."')
+            if written is not None and ran is not None and ran != written and self.config["executed_mismatch"]:
+                return self.make_label(step, 0.9, f"{what}: the harness executed '{short(executed, 50)}' instead")
+            return None
+        if written.startswith("think"):
             return None
         reasons: list[str] = []
         confidence = 0.0
         executed = step.facts.executed_action
-        snapped = (
-            self.config["executed_mismatch"]
-            and isinstance(executed, str)
-            and canonical_command(executed) not in (None, written)
-        )
+        executed_command = canonical_command(executed) if isinstance(executed, str) else None
+        if executed_command and two_commands(written) and written.startswith(f"{executed_command} "):
+            written = executed_command  # the harness ran the first of two commands: a format violation
+        snapped = self.config["executed_mismatch"] and executed_command not in (None, written)
         admissible = step.facts.admissible
         if step.valid is False:
             reasons.append("the env rejected the action")

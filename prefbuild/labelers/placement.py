@@ -4,9 +4,10 @@
 ALFRED's table is strict: it never puts food in cabinets or bowls in drawers, yet a person
 looking for an apple in a cabinet is searching sensibly. Only places that hold almost
 nothing of the kind are clearly odd: bathroom fixtures and the garbage can for anything the
-table does not allow there, kitchen appliances for things that are not food or kitchenware,
-beds and seats for food and kitchenware, the laundry hamper for anything but cloth.
-Everything else the table forbids is conceivable.
+table does not allow there (but a cloth on a towel holder), kitchen appliances for things that
+are not food or kitchenware, beds and seats for food and kitchenware, the laundry hamper for
+anything but cloth, a safe for pillows, food, kitchenware and bathroom supplies. Everything
+else the table forbids is conceivable.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ BATHROOM_FIXTURES = frozenset(
 )
 FOOD_APPLIANCES = frozenset({"fridge", "microwave", "toaster", "coffeemachine"})
 SEATS = frozenset({"bed", "sofa", "armchair", "ottoman"})
+TOWEL_HOLDERS = frozenset({"towelholder", "handtowelholder"})
+TOWEL_LIKE = frozenset({"cloth", "towel", "handtowel"})
+BATHROOM_SUPPLIES = frozenset({"soapbar", "soapbottle", "toiletpaper", "spraybottle", "plunger", "scrubbrush"})
+NOT_IN_A_SAFE = frozenset({"pillow"}) | KITCHEN_OBJECTS | BATHROOM_SUPPLIES
 
 
 def placement(object_type: str, receptacle_type: str) -> Placement:
@@ -54,6 +59,10 @@ def placement(object_type: str, receptacle_type: str) -> Placement:
     """
     if is_plausible(object_type, receptacle_type):
         return "plausible"
+    if receptacle_type in TOWEL_HOLDERS and object_type in TOWEL_LIKE:
+        return "conceivable"
+    if receptacle_type == "safe" and object_type in NOT_IN_A_SAFE:
+        return "odd"
     if receptacle_type in BATHROOM_FIXTURES or receptacle_type == "laundryhamper":
         return "odd"
     if receptacle_type in FOOD_APPLIANCES and object_type not in FOOD_AND_VESSELS:

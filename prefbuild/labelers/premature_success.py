@@ -4,11 +4,19 @@ Shapes common in real logs:
 
 * the action itself is a completion claim ("ACTION: Task succeeded.", "done", "Final
   Answer: ...") at a step that did not win — the episode went on, or ended in failure;
-* a thought asserts the task done ("The task is complete.") while the goal is unmet;
-* most often, a thought asserts the goal's *final step* done ("Now I put the apple in
-  diningtable 1.", "I have put two soapbars in the garbagecan.") although the env never
-  confirmed it: no successful put of a goal object into a goal receptacle (fewer than two
-  for ``put two``), whatever the reply before was ("Nothing happens." or ``OK.``).
+* a thought (or a free-text action) asserts the task done ("The task is complete.", "I have
+  completed the task.", "Done!") while the goal is unmet;
+* most often, it asserts the goal or its *final step* done ("Now I put the apple in
+  diningtable 1.", "Done, the apple is now in the fridge.", "I've heated the egg and placed
+  it on the diningtable.", "I have put two soapbars in the garbagecan.") although the env
+  never confirmed the goal, whatever the reply before was ("Nothing happens." or ``OK.``).
+
+The goal counts as confirmed (``goal_progress``) when the env reported a put of a goal object
+into a goal receptacle that is still there, with the processing the task asks for confirmed
+on that object along the episode ("You heat the egg 1 using the microwave 1."; cooling
+undoes heating and the other way round; a cleaned object stays clean), two different
+objects in the same receptacle for ``put two``, a lamp turned on while holding the object
+for ``look at``. Reading the claims is ``success_claims``'s job.
 
 SQL episodes have their own labeler for this mode (``sql_premature_success``), which
 replaces this one on the ``sql`` env.
@@ -19,12 +27,16 @@ Exports that follow the seed round-wise vocabulary call this ``task_succeeded_ne
 from __future__ import annotations
 
 import re
+from collections import Counter
+from dataclasses import dataclass
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
+from prefbuild.labelers.success_claims import GOAL, LAMP, LAMP_ON, TASK, Claim, find_claim
 from prefbuild.labelers.text import (
+    HOUSEHOLD_VERBS,
     canonical_command,
     goal_known_unmet,
     is_completion_claim,
@@ -34,136 +46,81 @@ from prefbuild.labelers.text import (
 )
 from prefbuild.records import FailureMode, Label, Step, StopReason, Trajectory
 
-# Assertive claims only: "the task is complete", "I have completed the task", "task succeeded".
-_THOUGHT_CLAIM = re.compile(
-    r"\btask\s+(?:has\s+been\s+|is\s+(?:now\s+)?|was\s+)?(?:successfully\s+)?"
-    r"(?:succeeded|completed|complete|done|finished|accomplished|solved)\b"
-    r"|\b(?:i|we)\s*(?:have|'ve)\s+(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved)\s+the\s+task\b"
-    r"|\b(?:successfully\s+completed|mission\s+accomplished)\b"
-    r"|タスク(?:は|を)?(?:完了|達成|成功)",
-    re.IGNORECASE,
-)
-# Words before a claim that turn it into a plan or a condition ("once the task is done").
-_HEDGES_BEFORE = re.compile(
-    r"\b(?:not|n't|never|until|once|after|before|when|if|need|needs|will|would|should|must|can|could|"
-    r"going\s+to|in\s+order|how|whether|unless|to\s+make\s+sure|check|next|then|later|let\s+me|plan|"
-    r"want|try|trying|i'll|we'll)\b|n't\b",
-    re.IGNORECASE,
-)
-_HEDGES_AFTER = re.compile(r"^\W*(?:yet|once|when|after|if|until|unless)\b", re.IGNORECASE)
-_CLAIM_WORDS = re.compile(r"task|accomplished|completed|タスク", re.IGNORECASE)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-def thought_claim(text: str | None) -> str | None:
-    """The sentence of ``text`` that asserts the task is finished, if any."""
-    if not text or not _CLAIM_WORDS.search(text):
-        return None
-    for sentence in _SENTENCE_SPLIT.split(text):
-        match = _THOUGHT_CLAIM.search(sentence)
-        if (
-            match
-            and not _HEDGES_BEFORE.search(sentence[: match.start()])
-            and not _HEDGES_AFTER.search(sentence[match.end() :])
-        ):
-            return sentence.strip()
-    return None
+_PROCESSING = {"heat": ("heat", "heated"), "cool": ("cool", "cooled"), "clean": ("clean", "cleaned")}
+_BARE_COMMAND = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
+_COMMAND = re.compile(rf"^(?:{HOUSEHOLD_VERBS}|think)\b")
 
 
-# "Now I put the apple in diningtable 1.", "I have put two soapbars in the garbagecan."
-_PUT_CLAIM = re.compile(
-    r"\b(?:i|we)\s*(?:(?:have|'ve|just|now|successfully|finally|already)\s+)*(?:put|placed|moved|dropped)\b"
-    r"(?P<rest>[^.!?\n]*)",
-    re.IGNORECASE,
-)
-# "Now I look at the cd under the desklamp.", "I have turned on the desklamp."
-_LOOK_CLAIM = re.compile(
-    r"\b(?:i|we)\s*(?:(?:have|'ve|just|now|successfully|finally|already)\s+)*"
-    r"(?:looked\s+at|look\s+at|examined|turned\s+on|used)\b(?P<rest>[^.!?\n]*)",
-    re.IGNORECASE,
-)
-_TWO = re.compile(r"\b(?:two|both|2|second|all)\b", re.IGNORECASE)
-_ONE = re.compile(r"\b(?:first|one|1st)\b", re.IGNORECASE)
+@dataclass(frozen=True)
+class GoalProgress:
+    """How far the env confirmed the goal: ``done`` and a sentence saying what it confirmed."""
+
+    done: bool
+    placed: int
+    summary: str
+    lamp_on: bool = False
 
 
-def _mentions(rest: str, word: str) -> bool:
-    compact = re.sub(r"[\s/]+", "", rest.lower())
-    return word in compact
-
-
-def final_step_claim(text: str | None, goal: Goal) -> tuple[str, int] | None:
-    """A sentence of ``text`` asserting the goal's final step done, and how many goal puts it claims.
+def goal_progress(state: HouseState, goal: Goal) -> GoalProgress:
+    """What the env confirmed of ``goal`` so far, from the confirmed ``state``.
 
     Args:
-        text: a thought.
-        goal: the parsed household goal.
+        state: the household state read from the env's replies up to now.
+        goal: the parsed task goal.
 
     Returns:
-        (the sentence, puts claimed) or None; plans and conditions ("Next, I need to put it
-        in ...") are not claims.
+        ``done`` when the confirmed state meets the goal; ``placed`` counts the goal objects
+        in one goal receptacle (processed as the task asks); ``summary`` is evidence text.
 
     Example:
         >>> from prefbuild.labelers.household_text import parse_goal
-        >>> final_step_claim("I have put two soapbars in the garbagecan.", parse_goal("put two soapbar in garbagecan"))
-        ('I have put two soapbars in the garbagecan.', 2)
+        >>> state = HouseState()
+        >>> _ = state.apply("You pick up the egg 1 from the fridge 1.")
+        >>> _ = state.apply("You put the egg 1 in/on the diningtable 1.")
+        >>> goal_progress(state, parse_goal("heat some egg and put it in diningtable")).summary
+        'the env confirmed egg 1 put into diningtable 1 but never confirmed it heated'
     """
-    if not text:
-        return None
-    compact = text.lower().replace(" ", "")
-    if ("lamp" if goal.kind == "examine" else goal.receptacle) not in compact:
-        return None  # no sentence can name the goal's final step
-    for sentence in _SENTENCE_SPLIT.split(text):
-        if goal.kind == "examine":
-            match = _LOOK_CLAIM.search(sentence)
-            wanted = ("lamp",)
-        else:
-            match = _PUT_CLAIM.search(sentence)
-            wanted = (goal.receptacle,)
-        if match is None or _HEDGES_BEFORE.search(sentence[: match.start()]):
-            continue
-        rest = match.group("rest")
-        if _HEDGES_AFTER.search(rest) or not all(_mentions(rest, word) for word in wanted):
-            continue
-        if goal.kind != "examine" and not (
-            _mentions(rest, goal.obj) or re.search(r"\b(?:it|them)\b", rest, re.IGNORECASE)
-        ):
-            continue
-        if _ONE.search(rest):
-            count = 1
-        elif _TWO.search(rest) or (goal.kind == "puttwo" and _mentions(rest, goal.obj + "s")):
-            count = 2
-        else:
-            count = 1
-        return sentence.strip(), count
-    return None
-
-
-def _goal_puts(state: HouseState, goal: Goal) -> int:
-    """Distinct goal objects the env confirmed put into a goal receptacle."""
-    return len(
-        {
-            obj
-            for obj, place in state.puts
-            if entity_type(obj) == goal.obj and entity_type(place) == goal.receptacle
-            and state.where.get(obj) == place
-        }
-    )
-
-
-def _goal_needed(goal: Goal) -> int:
-    return 2 if goal.kind == "puttwo" else 1
-
-
-def _goal_done(state: HouseState, goal: Goal) -> bool:
     if goal.kind == "examine":
-        return any(kind == "on" for kind, _ in state.done)
-    return _goal_puts(state, goal) >= _goal_needed(goal)
+        held = state.hand
+        lamp_on = any(kind == "on" for kind, _ in state.done)
+        holding = held is not None and entity_type(held) == goal.obj
+        done = lamp_on and holding
+        if done:
+            return GoalProgress(True, 1, f"the env confirmed a lamp turned on with {held} in hand", lamp_on=True)
+        if lamp_on:
+            return GoalProgress(
+                False, 0, f"the env confirmed a lamp turned on but not {_a(goal.obj)} in hand", lamp_on=True
+            )
+        return GoalProgress(False, 0, "the env never confirmed a lamp turned on")
+    placed = [
+        (obj, place)
+        for obj, place in state.placed.items()
+        if entity_type(obj) == goal.obj and entity_type(place) == goal.receptacle
+    ]
+    processing = _PROCESSING.get(goal.kind)
+    ready = [(obj, place) for obj, place in placed if processing is None or state.processed(processing[0], obj)]
+    per_place = Counter(place for _, place in ready)
+    best = max(per_place.values(), default=0)
+    needed = 2 if goal.kind == "puttwo" else 1
+    if best >= needed:
+        return GoalProgress(True, best, f"the env confirmed the goal ({', '.join(obj for obj, _ in ready)} placed)")
+    if processing is not None and placed and not ready:
+        obj, place = placed[-1]
+        return GoalProgress(
+            False, 0, f"the env confirmed {obj} put into {place} but never confirmed it {processing[1]}"
+        )
+    summary = f"the env confirmed {best} put of {_a(goal.obj)} into {_a(goal.receptacle)}"
+    if needed > 1:
+        summary += f" (the goal needs {needed} in the same one)"
+    return GoalProgress(False, best, summary)
 
 
 class PrematureSuccessLabeler(Labeler):
-    """Labels a step that claims the goal (or its final step) done while the env says it is not."""
+    """Labels a step that claims the goal (or its final step) done while the env never confirmed it."""
 
     name: ClassVar[str] = "premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     # The sql env has its own labeler for this mode (``sql_premature_success``).
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
@@ -179,38 +136,37 @@ class PrematureSuccessLabeler(Labeler):
         goal = task_goal(trajectory.task, task_observation(steps[0].observation))
         state = HouseState()
         for step in steps:
+            state.apply(step.feedback)  # a claim is judged with this turn's own command done
             label = self._step(trajectory, step, goal, state)
             if label is not None:
                 labels.append(label)
-            state.apply(step.feedback)
         return labels
 
     def _step(self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState) -> Label | None:
         last = len(trajectory.steps) - 1
-        thought = step.thought or (step.action if _is_think(step.action) else None)
         claims = is_completion_claim(step.action)
-        if not claims and step.index != last and not (thought and self.config["thought_claims"]):
+        claim = self._claim(step, goal) if self.config["thought_claims"] else None
+        if not claims and claim is None and step.index != last:
             return None  # nothing here could claim anything
         if step_won(trajectory, step):
             return None
-        unmet = goal_known_unmet(trajectory, step)
-        if goal is not None:
-            unmet = unmet or not _goal_done(state, goal)
-        if not unmet:
-            return None
-        after = (
-            "the episode went on"
-            if step.index < last
-            else f"the episode ended with {trajectory.outcome.stop_reason.value}"
-        )
-        if claims and goal_known_unmet(trajectory, step):
+        known_unmet = goal_known_unmet(trajectory, step)
+        progress = goal_progress(state, goal) if goal is not None else None
+        unconfirmed = progress is not None and not progress.done
+        if claims and (known_unmet or unconfirmed):
+            why = progress.summary if progress is not None and unconfirmed else "the goal is not met"
+            after = (
+                "the episode went on"
+                if step.index < last
+                else f"the episode ended with {trajectory.outcome.stop_reason.value}"
+            )
             return self.make_label(
                 step,
-                0.95,
-                f"claims completion with action '{short(step.action or '', 60)}' but the goal is not met ({after})",
+                0.95 if known_unmet else 0.85,
+                f"claims completion with action '{short(step.action or '', 60)}' but {why} ({after})",
             )
-        if self.config["thought_claims"]:
-            label = self._thought(step, thought, goal, state)
+        if claim is not None:
+            label = self._judge(step, claim, goal, progress, known_unmet)
             if label is not None:
                 return label
         if (
@@ -223,40 +179,55 @@ class PrematureSuccessLabeler(Labeler):
             return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
         return None
 
-    def _thought(self, step: Step, thought: str | None, goal: Goal | None, state: HouseState) -> Label | None:
-        if not thought:
-            return None
-        command = canonical_command(step.action) or ""
-        # "Now I put it on the sofa." beside "go to sofa 1" narrates this turn's move: a plan.
-        narrates = goal is not None and (
-            command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
-        )
-        if goal is not None and goal.kind != "examine" and not narrates:
-            claim = final_step_claim(thought, goal)
-            confirmed = _goal_puts(state, goal)
-            if claim is not None and confirmed < claim[1]:
-                return self.make_label(
-                    step,
-                    0.85,
-                    f"thought claims '{short(claim[0], 70)}' but the env confirmed "
-                    f"{confirmed} put of {_a(goal.obj)} into {_a(goal.receptacle)}"
-                    + (f" (the goal needs {_goal_needed(goal)})" if _goal_needed(goal) > 1 else ""),
-                )
-        elif goal is not None and goal.kind == "examine":
-            claim = final_step_claim(thought, goal)
-            if claim is not None:
-                return self.make_label(
-                    step, 0.8, f"thought claims '{short(claim[0], 70)}' but the env never confirmed a lamp turned on"
-                )
-        claimed = thought_claim(thought)
-        if claimed:
-            why = (
-                f"the env confirmed {_goal_puts(state, goal)} put of {_a(goal.obj)} into {_a(goal.receptacle)}"
-                if goal is not None and goal.kind != "examine"
-                else "the env did not report the goal met"
-            )
-            return self.make_label(step, 0.85, f"thought claims '{short(claimed, 70)}' but {why}")
+    def _claim(self, step: Step, goal: Goal | None) -> Claim | None:
+        """The success claim of this turn's thought, ``think:`` line or free-text action, if any."""
+        action = step.action
+        if not step.thought and (not action or _BARE_COMMAND.match(action.lstrip("> ").lower())):
+            return None  # a bare command claims nothing
+        command = canonical_command(action) or ""
+        texts = [step.thought]
+        if action and _is_think(action):
+            texts.append(action.split(":", 1)[1])
+        elif action and not _COMMAND.match(command):
+            texts.append(action)
+        for text in texts:
+            claim = find_claim(text, goal)
+            if claim is None:
+                continue
+            if claim.kind == TASK or goal is None or not _narrates(claim, command, goal):
+                return claim
         return None
+
+    def _judge(
+        self, step: Step, claim: Claim, goal: Goal | None, progress: GoalProgress | None, known_unmet: bool
+    ) -> Label | None:
+        quoted = f"'{short(claim.sentence, 70)}'"
+        if claim.kind == LAMP_ON:
+            if progress is None or progress.lamp_on:
+                return None  # true: a lamp is on (whether the object is looked at is another claim)
+            return self.make_label(step, 0.85, f"claims {quoted} but {progress.summary}")
+        if claim.kind in (GOAL, LAMP):
+            if progress is None:
+                return None
+            if progress.done if claim.kind == LAMP else claim.count <= progress.placed:
+                return None  # the claim states what the env confirmed ("I put the first egg in ...")
+            return self.make_label(step, 0.85, f"claims {quoted} but {progress.summary}")
+        # A claim about the whole task.
+        if progress is not None and not progress.done:
+            return self.make_label(step, 0.85, f"claims {quoted} but {progress.summary}")
+        if known_unmet:
+            return self.make_label(step, 0.85, f"claims {quoted} but the env did not report the goal met")
+        return None
+
+
+def _narrates(claim: Claim, command: str, goal: Goal) -> bool:
+    """ "Now I put it on the sofa." beside ``go to sofa 1`` or a put (or "Now I look at the cd under the
+    desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan."""
+    if re.search(r"\b(?:have|has|had|'ve|already|been|was|were)\b", claim.sentence, re.IGNORECASE):
+        return False  # a perfect or passive claim says it is done, not that it is being done
+    if claim.kind in (LAMP, LAMP_ON):
+        return command.startswith(("use ", "go to ", "take "))
+    return command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
 
 
 def _a(noun: str) -> str:

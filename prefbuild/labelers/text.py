@@ -12,6 +12,8 @@ from functools import lru_cache
 from prefbuild.records import Step, Trajectory
 
 NOTHING_HAPPENS = "nothing happens"
+# The verbs of household commands (both ALFWorld dialects), as a regex group.
+HOUSEHOLD_VERBS = r"(?:go to|open|close|take|put|move|heat|cool|clean|use|slice|examine|inventory|look|help)"
 _SPACES = re.compile(r"\s+")
 _ACTION_EDGE = re.compile(r"^[\s>`'\"*]+|[\s.!`'\"*]+$")
 # CJK ideographs, kana and full-width forms count as one token each in token budgets.
@@ -166,6 +168,7 @@ def format_steps(indices: list[int]) -> str:
 
 
 __all__ = [
+    "HOUSEHOLD_VERBS",
     "canonical_command",
     "executed_command",
     "format_steps",

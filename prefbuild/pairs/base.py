@@ -4,26 +4,20 @@ Every strategy, built-in or plug-in, is driven the same way by the pair pipeline
 pass of the trajectory files: ``feed`` for each trajectory, ``finish`` once at the end (for
 strategies that group trajectories, e.g. by task), then ``close``. Memory stays flat in the
 number of episodes: a grouping strategy keeps only what it must (one task's trajectories).
-Candidates that do not become a pair are counted in ``stats`` with a short reason.
+Candidates that do not become a pair are counted in ``stats`` (a ``Tally``: pairs kept, candidates
+skipped per short reason; refused ones as ``invalid:<why>``), the same shape exports report.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from prefbuild.analysis.counters import Tally
 from prefbuild.records import Pair, Trajectory
 
-
-@dataclass
-class StrategyStats:
-    """What a strategy did with its input: pairs built, candidates dropped or invalid, and why."""
-
-    built: int = 0
-    dropped: Counter[str] = field(default_factory=Counter)
-    invalid: Counter[str] = field(default_factory=Counter)
+INVALID_REASON_PREFIX = "invalid:"
+"""Skip reasons of candidates the records model refused start with this (``invalid:<why>``)."""
 
 
 class InvalidPair(ValueError):
@@ -55,7 +49,7 @@ class PairStrategy:
 
     def __init__(self, **params: Any) -> None:
         self.params = params
-        self.stats = StrategyStats()
+        self.stats = Tally()  # kept: pairs built; skipped: candidates left out, per reason
 
     def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
         """Pairs from ``trajectory`` (possibly none until ``finish``).
@@ -89,9 +83,9 @@ class PairStrategy:
         try:
             pair = build()
         except InvalidPair as error:
-            self.stats.invalid[error.why] += 1
+            self.stats.skip(f"{INVALID_REASON_PREFIX}{error.why}")
             return
-        self.stats.built += 1
+        self.stats.keep()
         yield pair
 
     def param(self, name: str, default: Any) -> Any:

@@ -16,7 +16,7 @@ Sources:
 
 from __future__ import annotations
 
-from prefbuild.pairs.replay import ReplayError, replay
+from prefbuild.pairs.replay import ReplayCursor, ReplayError, replay
 from prefbuild.records import Trajectory
 
 SEARCHER = "searcher"
@@ -31,13 +31,17 @@ def default_source(env_name: str) -> str:
     return SEARCHER if env_name in SEARCHING_EXPERTS else ORACLE
 
 
-def chosen_action(trajectory: Trajectory, step_index: int, source: str) -> tuple[str | None, str]:
+def chosen_action(
+    trajectory: Trajectory, step_index: int, source: str, cursor: ReplayCursor | None = None
+) -> tuple[str | None, str]:
     """The chosen action for the state before ``step_index`` under ``source``, and the source used.
 
     Args:
         trajectory: a recorded episode.
         step_index: the step whose context the pair uses.
         source: ``searcher`` or ``oracle``.
+        cursor: replays the episode forward across calls for its steps in order (one
+            replay per episode instead of one per step); None replays from reset.
 
     Returns:
         ``(action, source)``: the action (None when there is none, e.g. the task is won) and
@@ -52,8 +56,9 @@ def chosen_action(trajectory: Trajectory, step_index: int, source: str) -> tuple
     if source == ORACLE or expert is None:
         return recorded, ORACLE
     try:
-        env = replay(trajectory, step_index)
+        env = replay(trajectory, step_index) if cursor is None else cursor.at(trajectory, step_index)
     except ReplayError:
+        # handled: a state that cannot be replayed gets the recorded oracle action, and the source says oracle
         return recorded, ORACLE
     env.expert = expert  # type: ignore[attr-defined]
     return env.expert_action(), SEARCHER

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -60,21 +61,49 @@ def messages_payload(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [message.model_dump(mode="json", exclude_none=True) for message in messages]
 
 
+def message_json(message: Message) -> str:
+    """``canonical_json`` of one message's ``messages_payload`` entry, cached for plain turns.
+
+    The prompts of one episode's pairs share their system prompt, few-shot turns and
+    history, so each turn is serialised once instead of once per pair.
+
+    Example:
+        >>> message_json(Message(role=Role.user, content="hi"))
+        '{"content":"hi","role":"user"}'
+    """
+    if message.tool_calls is None:
+        return _plain_message_json(str(message.role), message.content, message.name, message.tool_call_id)
+    return canonical_json(message.model_dump(mode="json", exclude_none=True))
+
+
+@lru_cache(maxsize=4096)
+def _plain_message_json(role: str, content: str, name: str | None, tool_call_id: str | None) -> str:
+    payload = {"role": role, "content": content, "name": name, "tool_call_id": tool_call_id}
+    return canonical_json({key: value for key, value in payload.items() if value is not None})
+
+
 def content_hash(prompt: Sequence[Message], chosen: Sequence[Message], rejected: Sequence[Message]) -> str:
-    """Hash of what a trainer sees; two pairs with the same hash are exact duplicates."""
-    payload = {
-        "prompt": messages_payload(prompt),
-        "chosen": messages_payload(chosen),
-        "rejected": messages_payload(rejected),
-    }
-    return digest(canonical_json(payload))
+    """Hash of what a trainer sees; two pairs with the same hash are exact duplicates.
+
+    It is the digest of ``canonical_json({"prompt": messages_payload(prompt), "chosen": ...,
+    "rejected": ...})``, assembled from the cached JSON of each turn.
+    """
+
+    def turns(messages: Sequence[Message]) -> str:
+        return ",".join(map(message_json, messages))
+
+    return digest(f'{{"chosen":[{turns(chosen)}],"prompt":[{turns(prompt)}],"rejected":[{turns(rejected)}]}}')
 
 
 def pair_id(
     strategy: str, prompt: Sequence[Message], chosen: Sequence[Message], rejected: Sequence[Message], source: PairSource
 ) -> str:
     """Stable id from content and source: re-running a recipe gives the same ids in any order."""
-    return "pair-" + digest(strategy, content_hash(prompt, chosen, rejected), canonical_json(source.model_dump()))
+    return _pair_id(strategy, content_hash(prompt, chosen, rejected), source)
+
+
+def _pair_id(strategy: str, content: str, source: PairSource) -> str:
+    return "pair-" + digest(strategy, content, canonical_json(source.model_dump()))
 
 
 def assistant(content: str) -> Message:
@@ -106,11 +135,12 @@ def make_pair(
     tools: list[dict[str, Any]] | None = None,
 ) -> Pair:
     """Build and validate one pair; ``InvalidPair`` says in a few words why it cannot exist."""
-    if messages_payload(chosen) == messages_payload(rejected):
+    if list(map(message_json, chosen)) == list(map(message_json, rejected)):
         raise InvalidPair("pair: chosen and rejected are identical", f"{source.trajectory_id} step {source.step}")
+    content = content_hash(prompt, chosen, rejected)
     try:
-        return Pair(
-            id=pair_id(strategy, prompt, chosen, rejected, source),
+        pair = Pair(
+            id=_pair_id(strategy, content, source),
             strategy=strategy,
             prompt=prompt,
             chosen=chosen,
@@ -123,6 +153,31 @@ def make_pair(
         )
     except ValidationError as error:
         raise InvalidPair(why_invalid(error), f"{source.trajectory_id} step {source.step}") from None
+    _VALIDATED[id(pair)] = (pair, content)
+    return pair
+
+
+# Pairs ``make_pair`` validated, by ``id()``, with their ``content_hash``, until the pipeline
+# takes them (``validated_content_hash``); the strong reference keeps the id from being
+# reused. Cleared when pairs built outside a pipeline pile up.
+_VALIDATED: dict[int, tuple[Pair, str]] = {}
+_VALIDATED_LIMIT = 10_000
+
+
+def validated_content_hash(pair: Pair) -> str | None:
+    """The ``content_hash`` of a pair ``make_pair`` built and validated, None for any other pair.
+
+    Asked once per pair: the pipeline validates every other pair (plug-in strategies may
+    build them with ``model_construct``) and hashes it itself.
+
+    Example:
+        >>> validated_content_hash(Pair.model_construct()) is None
+        True
+    """
+    if len(_VALIDATED) > _VALIDATED_LIMIT:
+        _VALIDATED.clear()
+    entry = _VALIDATED.pop(id(pair), None)
+    return entry[1] if entry is not None and entry[0] is pair else None
 
 
 def why_invalid(error: ValidationError) -> str:
@@ -134,11 +189,16 @@ def why_invalid(error: ValidationError) -> str:
 def primary_label(labels: Iterable[Label], *, exclude: frozenset[FailureMode] = frozenset()) -> Label | None:
     """The label that names a step's failure: highest confidence; ties go to the built-in mode
     listed first, then to plug-in modes by name."""
-    order = {mode.value: position for position, mode in enumerate(FailureMode)}
     candidates = [label for label in labels if label.mode not in exclude]
     if not candidates:
         return None
-    return min(candidates, key=lambda label: (-label.confidence, order.get(label.mode, len(order)), label.mode))
+    if len(candidates) == 1:
+        return candidates[0]
+    last = len(_MODE_ORDER)
+    return min(candidates, key=lambda label: (-label.confidence, _MODE_ORDER.get(label.mode, last), label.mode))
+
+
+_MODE_ORDER: dict[str, int] = {mode.value: position for position, mode in enumerate(FailureMode)}
 
 
 def trajectory_protocol(trajectory: Trajectory) -> Protocol:

@@ -6,8 +6,9 @@ offered to a per-reason bottom-k sample; each pair gets its split from its task 
 pipeline writes nothing: the caller iterates the ``PairReport`` and stores the pairs, then
 reads the counts (built, invalid with why, dropped with why, deduplicated, balanced out).
 
-Memory: flat in the number of episodes, except the dedup hash sets (16 bytes per unique
-pair), the per-trajectory counters and, with ``max_per_reason``, the pairs kept per reason.
+Memory: flat in the number of episodes, except the dedup hash sets (about 100 bytes per
+unique pair) and the per-trajectory counters; with ``max_per_reason`` the pairs kept per
+reason wait in a temporary file, not in memory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefbuild.pairs.base import PairStrategy
+from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
+from prefbuild.pairs.common import validated_content_hash
 from prefbuild.pairs.postprocess import BottomK, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 
@@ -97,12 +99,13 @@ def _feed_all(
 
 
 def _collect_stats(strategies: Sequence[PairStrategy], counts: PairCounts) -> None:
+    """Add each strategy's ``Tally`` of skipped candidates to ``counts`` as ``strategy:why``."""
     for strategy in strategies:
-        stats = strategy.stats
-        for why, number in stats.dropped.items():
-            counts.dropped[f"{strategy.name}:{why}"] += number
-        for why, number in stats.invalid.items():
-            counts.invalid[f"{strategy.name}:{why}"] += number
+        for why, number in strategy.stats.skipped.items():
+            if why.startswith(INVALID_REASON_PREFIX):
+                counts.invalid[f"{strategy.name}:{why.removeprefix(INVALID_REASON_PREFIX)}"] += number
+            else:
+                counts.dropped[f"{strategy.name}:{why}"] += number
 
 
 def process(
@@ -136,12 +139,16 @@ def process(
         survivors: list[Pair] = []
         for candidate in batch:
             counts.built[candidate.strategy] += 1
-            pair, why = validate(candidate)
-            if pair is None:
-                counts.invalid[f"{candidate.strategy}:{why}"] += 1
-                continue
+            content = validated_content_hash(candidate)  # None: not from make_pair, validate it here
+            if content is not None:
+                pair = candidate
+            else:
+                pair, why = validate(candidate)
+                if pair is None:
+                    counts.invalid[f"{candidate.strategy}:{why}"] += 1
+                    continue
             if dedup:
-                key = exact_key(pair)
+                key = content if content is not None else exact_key(pair)
                 if key in seen_exact:
                     counts.duplicates += 1
                     continue
@@ -160,9 +167,8 @@ def process(
             if balancer is None:
                 yield finalise(pair)
                 continue
-            fallen = balancer.offer(reason_key(pair), pair, arrival)
-            if fallen is not None:
-                counts.balanced_out[reason_key(fallen)] += 1
+            if balancer.offer(reason_key(pair), pair, arrival):
+                counts.balanced_out[reason_key(pair)] += 1
     if balancer is not None:
         for _, pair in balancer.drain():
             yield finalise(pair)

@@ -2,8 +2,9 @@
 
 Each step is a small pure piece so the pipeline can apply them in one streaming pass:
 
-- ``validate``: every pair goes through the records model again (plug-in strategies may
-  build pairs without validation); a refused pair is counted with the field and error type.
+- ``validate``: every pair not built by ``make_pair`` goes through the records model again
+  (plug-in strategies may build pairs without validation); a refused pair is counted with
+  the field and error type.
 - exact dedup by ``content_hash`` (prompt, chosen, rejected), and an optional near-duplicate
   pass on a normalised key (the current observation, chosen and rejected with case,
   whitespace and punctuation folded; the earlier history is ignored), both keeping the first.
@@ -16,9 +17,13 @@ Each step is a small pure piece so the pipeline can apply them in one streaming 
 from __future__ import annotations
 
 import heapq
+import os
+import pickle
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 from pydantic import ValidationError
 
@@ -67,11 +72,13 @@ def split_for(task_id: str, test_fraction: float, seed: int) -> PairSplit:
 
 @dataclass(order=True)
 class _Kept:
-    """A kept pair in a bottom-k heap; the heap is a max-heap on rank via negated order."""
+    """A kept pair in a bottom-k heap (a max-heap on rank via negated order); the pair itself
+    lies in the spool file at ``offset``."""
 
     neg_rank: tuple[int, ...]
     arrival: int
-    pair: Pair = field(compare=False)
+    offset: int = field(compare=False)
+    size: int = field(compare=False)
 
 
 def _neg(rank_hex: str) -> tuple[int, ...]:
@@ -79,26 +86,52 @@ def _neg(rank_hex: str) -> tuple[int, ...]:
 
 
 class BottomK:
-    """Keeps the ``k`` pairs of smallest rank per bucket; replaced pairs are reported back."""
+    """Keeps the ``k`` pairs of smallest rank per bucket.
+
+    Kept pairs wait in a temporary spool file, not in memory (a bucket of a few hundred
+    pairs with long prompts would hold tens of MiB); the heaps hold ranks and offsets.
+
+    Example:
+        >>> balancer = BottomK(1, seed=0)
+        >>> # balancer.offer("loop", pair, 1) -> False while the bucket has room
+    """
 
     def __init__(self, k: int, seed: int) -> None:
         self.k = k
         self.seed = seed
         self.heaps: dict[str, list[_Kept]] = {}
+        self._spool: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by drain() or close()
 
-    def offer(self, bucket: str, pair: Pair, arrival: int) -> Pair | None:
-        """Add ``pair``; returns the pair that fell out (possibly ``pair`` itself), or None."""
+    def offer(self, bucket: str, pair: Pair, arrival: int) -> bool:
+        """Add ``pair``; True when a pair of ``bucket`` fell out (possibly ``pair`` itself)."""
         heap = self.heaps.setdefault(bucket, [])
-        item = _Kept(_neg(rank(pair, self.seed)), arrival, pair)
+        neg_rank = _neg(rank(pair, self.seed))
+        if len(heap) >= self.k and not neg_rank > heap[0].neg_rank:  # not smaller than the largest kept
+            return True
+        item = self._store(neg_rank, arrival, pair)
         if len(heap) < self.k:
             heapq.heappush(heap, item)
-            return None
-        if item.neg_rank > heap[0].neg_rank:  # smaller rank than the largest kept
-            return heapq.heapreplace(heap, item).pair
-        return pair
+            return False
+        heapq.heapreplace(heap, item)
+        return True
+
+    def _store(self, neg_rank: tuple[int, ...], arrival: int, pair: Pair) -> _Kept:
+        data = pickle.dumps(pair, protocol=pickle.HIGHEST_PROTOCOL)
+        offset = self._spool.seek(0, os.SEEK_END)
+        self._spool.write(data)
+        return _Kept(neg_rank, arrival, offset, len(data))
 
     def drain(self) -> Iterator[tuple[int, Pair]]:
-        """Every kept pair with its arrival number, in arrival order."""
-        items = [item for heap in self.heaps.values() for item in heap]
-        for item in sorted(items, key=lambda kept: kept.arrival):
-            yield item.arrival, item.pair
+        """Every kept pair with its arrival number, in arrival order; closes the spool."""
+        items = sorted((item for heap in self.heaps.values() for item in heap), key=lambda kept: kept.arrival)
+        self.heaps = {}
+        try:
+            for item in items:
+                self._spool.seek(item.offset)
+                yield item.arrival, pickle.loads(self._spool.read(item.size))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Remove the spool file (safe to call twice)."""
+        self._spool.close()

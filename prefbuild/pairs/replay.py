@@ -70,12 +70,27 @@ def task_for(trajectory: Trajectory) -> EnvTask:
 
 def replay(trajectory: Trajectory, upto: int, protocol: Protocol | None = None) -> Env:
     """A fresh env in the state the episode was in just before step ``upto`` (0 = after reset)."""
+    _check_upto(trajectory, upto)
+    env = _fresh_env(trajectory)
+    _advance(env, trajectory, 0, upto)
+    return env
+
+
+def _check_upto(trajectory: Trajectory, upto: int) -> None:
     if not 0 <= upto <= len(trajectory.steps):
         raise ReplayError(f"trajectory {trajectory.id} has no step {upto}")
+
+
+def _fresh_env(trajectory: Trajectory) -> Env:
     env = make_env(trajectory.env.name, dialect=trajectory.env.dialect,
                    options=expand_placeholders(trajectory.env.options))
     env.reset(task_for(trajectory))
-    for step in trajectory.steps[:upto]:
+    return env
+
+
+def _advance(env: Env, trajectory: Trajectory, start: int, upto: int) -> None:
+    """Send the executed commands of steps ``start`` to ``upto - 1`` to ``env``, checking each reply."""
+    for step in trajectory.steps[start:upto]:
         if step.action is None:
             continue
         command = str(step.facts.executed_action or step.action)
@@ -85,4 +100,38 @@ def replay(trajectory: Trajectory, upto: int, protocol: Protocol | None = None) 
                 f"trajectory {trajectory.id} step {step.index}: replaying {command!r} gave "
                 f"{result.observation[:80]!r}, the recording says {step.feedback[:80]!r}"
             )
-    return env
+
+
+class ReplayCursor:
+    """Replays one trajectory at a time, forward: asking for its steps in order replays each step once.
+
+    ``replay`` starts from reset at every call, so visiting k steps of an n-step episode costs
+    O(k * n) env steps; the cursor keeps the env of its last call and moves it forward. The
+    env it returns is its own: read it (``expert_action``), do not step it.
+
+    Example:
+        >>> cursor = ReplayCursor()
+        >>> # [cursor.at(trajectory, i).expert_action() for i in (2, 5)]  # replays steps 0-4 once
+    """
+
+    def __init__(self) -> None:
+        self._trajectory: Trajectory | None = None
+        self._env: Env | None = None
+        self._position = 0
+
+    def at(self, trajectory: Trajectory, upto: int) -> Env:
+        """The env just before step ``upto`` of ``trajectory`` (as ``replay`` gives it).
+
+        Raises:
+            ReplayError: as ``replay``.
+        """
+        _check_upto(trajectory, upto)
+        if self._env is None or self._trajectory is not trajectory or upto < self._position:
+            self._env, self._trajectory, self._position = None, None, 0
+            env = _fresh_env(trajectory)
+        else:
+            env = self._env
+        start, self._env = self._position, None  # a failed replay leaves no half-moved env behind
+        _advance(env, trajectory, start, upto)
+        self._env, self._trajectory, self._position = env, trajectory, upto
+        return env

@@ -131,6 +131,7 @@ def merge_shards(store: ShardStore, run_dir: Path, positions: dict[str, int]) ->
                 try:
                     episode = json.loads(line)["id"]
                 except (ValueError, KeyError, TypeError):
+                    # handled: a broken line (a killed worker's partial write) is not a finished episode: it is redone
                     continue
                 if episode in seen:
                     continue

@@ -112,14 +112,16 @@ class ReplicaSet:
             for index, replica in enumerate(self.actors):
                 try:
                     alive = self.ray.get(replica.alive.remote(), timeout=60)
-                except Exception:  # the actor is restarting (Ray brings it back); ask again next round
+                except Exception:
+                    # handled: boundary: the actor is restarting (Ray brings it back); ask again next round
                     continue
                 if not alive and not self._stop.is_set():
                     log.warning("vLLM replica %d (%s) died; restarting it", index, self.endpoints[index][0])
                     try:
                         self.ray.get(replica.restart.remote())
                         self.restarts += 1
-                    except Exception as error:  # tried again next round; routing keeps it cooled down meanwhile
+                    except Exception as error:
+                        # handled: boundary: tried again next round; routing keeps it cooled down meanwhile
                         log.warning("vLLM replica %d did not restart: %s", index, error)
 
     def base_urls(self) -> list[str]:
@@ -129,10 +131,11 @@ class ReplicaSet:
         """Stop watching and stop every server and actor."""
         self._stop.set()
         self._watcher.join(timeout=10)
+        # handled: boundary: closing goes on when a server fails to stop; the actors are killed next
         with contextlib.suppress(Exception):
             self.ray.get([replica.stop.remote() for replica in self.actors], timeout=60)
         for replica in self.actors:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # handled: boundary: the actor may already be dead
                 self.ray.kill(replica, no_restart=True)
 
 

@@ -96,8 +96,8 @@ class ShardStore:
         for line in self.lines(shard):
             try:
                 found.add(json.loads(line)["id"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a broken line is not a finished episode: it is redone
+            except (ValueError, KeyError, TypeError):  # handled: a broken line is not a finished episode: it is redone
+                continue
         return found
 
     def writer(self, shard: int) -> ShardWriter:

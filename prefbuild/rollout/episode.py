@@ -89,7 +89,8 @@ class EpisodeRunner:
             admissible = env.admissible_actions()
             turn = protocol.observation_turn(observation, first=True, task=task, admissible=admissible)
             tools = request_tools(protocol, task, reset_info or {})
-        except Exception as error:  # an env that cannot start this task is recorded, not fatal
+        except Exception as error:
+            # handled: boundary: an env that cannot start this task is recorded as an error outcome, not fatal
             return self._trajectory(episode, [], [], _error_outcome(f"env reset failed: {error!r}"), usage, None)
         role = Role(protocol.turn_role(first=True))
         history: list[Message] = [*prefix, Message(role=role, content=turn)]
@@ -112,7 +113,8 @@ class EpisodeRunner:
             except TeacherError as error:
                 outcome = _error_outcome(f"teacher error: {error}")
                 break
-            except Exception as error:  # a backend bug must not take the whole run down
+            except Exception as error:
+                # handled: boundary: a backend bug is recorded as an error outcome and must not take the whole run down
                 outcome = _error_outcome(f"teacher error: {error!r}")
                 break
             step_usage = Usage(prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens)
@@ -148,6 +150,7 @@ class EpisodeRunner:
                 try:
                     result = env.step(executed) if env.fast_step else await asyncio.to_thread(env.step, executed)
                 except Exception as error:
+                    # handled: boundary: a failing env step is an error outcome; it must not take the run down
                     outcome = _error_outcome(f"env step failed on {executed!r}: {error!r}")
                     break
                 feedback, reward, done = result.observation, result.reward, result.done
@@ -287,7 +290,7 @@ def _optional(function: Callable[[], Any], episode: Episode, hook: str) -> Any:
     it is logged with the episode and the hook, and its value is unknown (None)."""
     try:
         value = function()
-    except Exception as error:
+    except Exception as error:  # handled: boundary: an optional hook may fail in any way; logged, its value unknown
         log.warning("episode %s: env %s() failed: %r; recorded as unknown", episode.id, hook, error)
         return None
     if isinstance(value, float):

@@ -232,7 +232,7 @@ def _server_message(raw: bytes) -> str:
     text = raw.decode("utf-8", errors="replace")
     try:
         body = json.loads(text)
-    except ValueError:
+    except ValueError:  # handled: an error body that is not JSON is reported as its text
         return text[:500]
     if isinstance(body, dict):
         error = body.get("error", body)

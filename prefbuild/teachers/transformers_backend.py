@@ -150,7 +150,7 @@ class TransformersTeacher(Teacher):
         while True:
             try:
                 job = self._queue.get_nowait()
-            except queue.Empty:
+            except queue.Empty:  # handled: no job left to fail
                 return
             if job is not None:
                 _resolve(job, error)
@@ -189,7 +189,7 @@ class TransformersTeacher(Teacher):
             while rows < self.max_batch_size:
                 try:
                     job = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
+                except queue.Empty:  # handled: no more jobs within the batching window: the batch runs as it is
                     break
                 if job is None:
                     stop = True
@@ -211,6 +211,7 @@ class TransformersTeacher(Teacher):
                 try:
                     completions = self._generate(chunk)
                 except Exception as error:
+                    # handled: boundary: any generation failure fails the batch's requests with a TeacherError
                     failure = TeacherError(f"transformers teacher: generation failed: {type(error).__name__}: {error}")
                     for job in {id(row.job): row.job for row in chunk}.values():
                         _resolve(job, failure)

@@ -63,7 +63,7 @@ _LIVE_SERVERS: weakref.WeakSet[VllmServer] = weakref.WeakSet()
 def _has_distribution(name: str) -> bool:
     try:
         distribution(name)
-    except PackageNotFoundError:
+    except PackageNotFoundError:  # handled: the distribution is not installed
         return False
     return True
 
@@ -119,7 +119,7 @@ def _group_alive(group: int) -> bool:
     if not proc.is_dir():
         try:
             os.killpg(group, 0)
-        except (ProcessLookupError, PermissionError):
+        except (ProcessLookupError, PermissionError):  # handled: no process of the group is left (or none is ours)
             return False
         return True
     for entry in proc.iterdir():
@@ -127,7 +127,7 @@ def _group_alive(group: int) -> bool:
             continue
         try:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+        except (OSError, IndexError):  # handled: a process that ended while /proc was read is not in the group
             continue
         if int(fields[2]) == group and fields[0] != "Z":
             return True
@@ -276,7 +276,7 @@ class VllmServer:
                 while True:
                     try:
                         ok = client.get(f"{self.root_url}/health").status_code == 200
-                    except httpx.HTTPError:
+                    except httpx.HTTPError:  # handled: the server is not up yet; asked again until the start timeout
                         ok = False
                     if self._ready_or_raise(ok, started):
                         return self.base_url
@@ -294,7 +294,7 @@ class VllmServer:
                 while True:
                     try:
                         ok = (await client.get(f"{self.root_url}/health")).status_code == 200
-                    except httpx.HTTPError:
+                    except httpx.HTTPError:  # handled: the server is not up yet; asked again until the start timeout
                         ok = False
                     if self._ready_or_raise(ok, started):
                         return self.base_url
@@ -312,7 +312,7 @@ class VllmServer:
                 self._signal_group(group, signal.SIGTERM)
                 try:
                     process.wait(timeout=self.stop_timeout_s)
-                except subprocess.TimeoutExpired:
+                except subprocess.TimeoutExpired:  # handled: the server ignored SIGTERM: it is killed
                     self._signal_group(group, signal.SIGKILL)
                     process.wait()
             # Engine workers that outlived the API process would be orphans: end them too, and
@@ -329,6 +329,7 @@ class VllmServer:
 
     @staticmethod
     def _signal_group(group: int, signum: int) -> None:
+        # handled: the process group is already gone (or not ours)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signum)
 

@@ -40,7 +40,7 @@ def _arguments_object(arguments: str) -> Any:
     """The JSON value of encoded arguments, or the raw text when it is not JSON."""
     try:
         return json.loads(arguments)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError):  # handled: arguments that are not JSON are kept as the text the model wrote
         return arguments
 
 
@@ -106,7 +106,7 @@ def decode_action(action: str) -> ToolAction:
         return ToolAction(problems=["action is not text"])
     try:
         payload = json.loads(action)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError):  # handled: not JSON: reported as a problem below
         payload = None
     if not isinstance(payload, dict) or not ({"tool_calls", "message"} & payload.keys()):
         return ToolAction(message=action, problems=["action is not tool-action JSON; read as a message"])

@@ -103,7 +103,7 @@ class ToolBox:
         """
         try:
             arguments = json.loads(call.function.arguments)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError):  # handled: reported to the model as the call's error
             return None, f"arguments of {call.function.name!r} are not valid JSON"
         if not isinstance(arguments, dict):
             return None, f"arguments of {call.function.name!r} are not a JSON object"

@@ -99,7 +99,7 @@ def _closed_json_end(text: str, start: int) -> int | None:
     begin = len(text) - len(text[start:].lstrip())
     try:
         _, json_end = _DECODER.raw_decode(text, begin)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError):  # handled: not a JSON value at this position: not a bare tool call
         return None
     rest = text[json_end:]
     close = _CLOSE.match(rest)
@@ -146,7 +146,7 @@ def _decode_block(body: str, call_id: str, normalized: list[str], problems: list
         problems.append("markdown fence")
     try:
         payload = json.loads(body.strip())
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError):  # handled: reported in the turn's problems
         problems.append("tool call is not valid JSON")
         return None
     if not isinstance(payload, dict):
@@ -168,7 +168,7 @@ def _decode_block(body: str, call_id: str, normalized: list[str], problems: list
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
             normalized.append("arguments given as a JSON string")
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError):  # handled: reported in the turn's problems
             problems.append(f"arguments of {name!r} are not valid JSON")
             return None
     if not isinstance(arguments, dict):
@@ -228,6 +228,7 @@ def call_arguments_text(arguments: str | Mapping[str, Any]) -> str:
         try:
             return json.dumps(json.loads(arguments), ensure_ascii=False)
         except (ValueError, RecursionError):
+            # handled: arguments that are not JSON are written as the text the model wrote
             return arguments
     return json.dumps(dict(arguments), ensure_ascii=False)
 

@@ -65,7 +65,9 @@ def test_label_agentbench_and_messages_logs(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     household, sql, chat = _read(out)
     by_mode = {label.mode: label for label in household.labels}
-    assert by_mode["invalid_action"].step == 2 and "knife 3" in by_mode["invalid_action"].evidence
+    invalid = [label for label in household.labels if label.mode == "invalid_action"]
+    # The snapped take, and the 'Task succeeded.' line the game answered "Nothing happens.".
+    assert [label.step for label in invalid] == [2, 4] and "knife 3" in invalid[0].evidence
     assert by_mode["premature_success"].step == 4
     assert by_mode["implausible_location"].step == 0 and "toilet" in by_mode["implausible_location"].evidence
     assert household.teacher.model == "qwen-4b"

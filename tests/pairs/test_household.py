@@ -56,7 +56,7 @@ def test_stepwise_with_teacher_thoughts_validates_each_thought(episodes):
     pairs = list(strategy.pairs(trajectories))
     action_pairs = list(build_strategy("stepwise", {}).pairs(trajectories))
     protocol = protocol_for("household", "agentbench")
-    assert len(pairs) + strategy.stats.dropped["teacher_thought_rejected"] == len(action_pairs)
+    assert len(pairs) + strategy.stats.skipped["teacher_thought_rejected"] == len(action_pairs)
     assert pairs
     for pair in pairs:
         parsed = protocol.parse(pair.chosen[0].content)

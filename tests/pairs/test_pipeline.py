@@ -9,6 +9,7 @@ from typing import ClassVar
 import pytest
 
 from prefbuild.pairs import PairStrategy, build_pairs
+from prefbuild.pairs.base import InvalidPair
 from prefbuild.pairs.postprocess import split_for
 from prefbuild.records import Message, Pair, PairSource, Role, Trajectory
 from tests.pairs.factory import S, act, trajectory
@@ -117,6 +118,29 @@ def test_invalid_pairs_are_counted_with_why_and_never_yielded():
     assert {p.strategy for p in pairs} == {"stepwise"}
     assert report.counts.invalid == {"broken:pair: the prompt must end with a user or tool turn, not 'assistant'": 2}
     assert report.counts.trajectories == 2
+
+
+class TallyingStrategy(PairStrategy):
+    """Leaves out one candidate per trajectory and builds one the records model refuses."""
+
+    name: ClassVar[str] = "tallying"
+
+    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+        self.stats.skip("not_interesting")
+
+        def refused() -> Pair:
+            raise InvalidPair("prompt_too_long", "over the limit")
+
+        yield from self.emit(refused)
+
+
+def test_a_strategy_reports_in_the_tally_shape_exports_use():
+    strategy = TallyingStrategy()
+    report = build_pairs([labelled("t1", "task-1", ["loop"]), labelled("t2", "task-2", ["loop"])], [strategy])
+    assert report.collect() == []
+    assert strategy.stats.as_dict() == {"kept": 0, "skipped": {"invalid:prompt_too_long": 2, "not_interesting": 2}}
+    assert report.counts.dropped == {"tallying:not_interesting": 2}
+    assert report.counts.invalid == {"tallying:prompt_too_long": 2}
 
 
 def test_bad_arguments_are_reported():

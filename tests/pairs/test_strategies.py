@@ -79,7 +79,7 @@ def test_stepwise_counts_steps_it_cannot_use():
     )
     strategy = build_strategy("stepwise", {})
     assert list(strategy.pairs([traj])) == []
-    assert strategy.stats.dropped == {"no_expert_action": 1, "rejected_is_expert_action": 1}
+    assert strategy.stats.skipped == {"no_expert_action": 1, "rejected_is_expert_action": 1}
 
 
 def test_stepwise_picks_the_most_confident_label_and_filters_by_confidence():
@@ -154,7 +154,8 @@ def test_trajectory_pairs_success_against_failure_truncated_to_chosen_length_plu
 
 
 def test_trajectory_without_a_success_is_counted_and_groups_close_after_the_window():
-    strategy = build_strategy("trajectory", {"window": 2})
+    # No oracle fallback: these hand-made records cannot be replayed (that is counted as replay_failed).
+    strategy = build_strategy("trajectory", {"window": 2, "expert_fallback": False})
     stream = [
         failed_trajectory(3, "task-a", "a1"),
         failed_trajectory(3, "task-b", "b1"),
@@ -165,7 +166,7 @@ def test_trajectory_without_a_success_is_counted_and_groups_close_after_the_wind
     pairs = list(strategy.pairs(stream))
     # task-a's group was closed (window 2) before its success arrived: its late success forms a new group.
     assert [(p.source.trajectory_id, p.source.chosen_trajectory_id) for p in pairs] == [("b1", "b-ok")]
-    assert strategy.stats.dropped["no_success_for_task"] == 2
+    assert strategy.stats.skipped["no_success_for_task"] == 2
 
 
 def test_trajectory_first_divergence_is_a_single_turn_pair_with_the_shared_history():
@@ -228,4 +229,4 @@ def test_style_pairs_keep_the_identical_valid_action():
     assert pair.rejected[0].content == verbose
     assert protocol.parse(pair.chosen[0].content).action == protocol.parse(pair.rejected[0].content).action
     assert pair.reason == FailureMode.verbose_filler
-    assert strategy.stats.dropped == {"action_labelled_bad": 1, "action_not_good": 1}
+    assert strategy.stats.skipped == {"action_labelled_bad": 1, "action_not_good": 1}

@@ -26,18 +26,30 @@ from tests.ray.cluster import workers_running
 pytestmark = pytest.mark.ray
 
 EPISODES = 2000
+SHARDS = 8
 
 
 def episode_file(run_dir: Path) -> Path:
     return run_dir / "trajectories" / "episodes.jsonl"
 
 
-def stored_lines(store: Path) -> int:
-    total = 0
+def stored_per_shard(store: Path) -> dict[str, int]:
+    """Lines each shard of the store holds now."""
+    counts: dict[str, int] = {}
     for path in store.glob("*/*.jsonl"):
         with open(path, "rb") as handle:
-            total += sum(1 for _ in handle)
-    return total
+            counts[path.parent.name] = counts.get(path.parent.name, 0) + sum(1 for _ in handle)
+    return counts
+
+
+def every_running_shard_has_stored(store: Path, running: list[int], shard_size: int, at_least: int) -> bool:
+    """True when each running shard task has an unfinished shard with ``at_least`` stored episodes.
+
+    A worker that has just taken a new shard has stored nothing yet; killing it would test
+    nothing about skipping what an earlier attempt stored.
+    """
+    unfinished = [n for n in stored_per_shard(store).values() if n < shard_size]
+    return bool(running) and len(unfinished) == len(running) and min(unfinished) >= at_least
 
 
 def test_two_nodes_sigkill_mid_run_gives_the_single_process_files(cluster, tmp_path: Path) -> None:
@@ -52,7 +64,7 @@ def test_two_nodes_sigkill_mid_run_gives_the_single_process_files(cluster, tmp_p
 
     def drive() -> None:
         try:
-            outcome["result"] = generate_on_ray(loaded, out=out, options=RayOptions(shards=8), quiet=True)
+            outcome["result"] = generate_on_ray(loaded, out=out, options=RayOptions(shards=SHARDS), quiet=True)
         except BaseException as error:
             outcome["error"] = error
 
@@ -61,11 +73,11 @@ def test_two_nodes_sigkill_mid_run_gives_the_single_process_files(cluster, tmp_p
     killed: list[int] = []
     deadline = time.monotonic() + 240
     while driver.is_alive() and not killed and time.monotonic() < deadline:
-        if stored_lines(out / SHARD_STORE) >= 50:
-            for pid in workers_running(cluster, "_shard_task")[:1]:
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-        time.sleep(0.05)
+        running = workers_running(cluster, "_shard_task")
+        if every_running_shard_has_stored(out / SHARD_STORE, running, EPISODES // SHARDS, at_least=20):
+            os.kill(running[0], signal.SIGKILL)
+            killed.append(running[0])
+        time.sleep(0.02)
     driver.join(timeout=600)
     assert not driver.is_alive()
     assert "error" not in outcome, outcome.get("error")

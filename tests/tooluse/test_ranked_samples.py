@@ -26,7 +26,7 @@ def test_progress_ranks_partial_successes_and_pairs_best_against_the_worst_first
         ("multi_turn_base_0-1", "multi_turn_base_0-2"), ("multi_turn_base_0-1", "multi_turn_base_0-0")]
     assert pairs[0].scores == {"chosen_score": 0.75, "rejected_score": 0.0, "margin": 0.75}
     assert pairs[0].tools == TOOLS and pairs[0].chosen[0].content == "answer 1"
-    assert strategy.stats.dropped["margin_too_small"] == 0  # sample 3 was never reached (cap of 2)
+    assert strategy.stats.skipped["margin_too_small"] == 0  # sample 3 was never reached (cap of 2)
 
 
 def test_outcome_ranks_success_first_and_skips_lone_samples() -> None:
@@ -34,4 +34,4 @@ def test_outcome_ranks_success_first_and_skips_lone_samples() -> None:
     pairs = list(strategy.pairs([sample(0, 0.9), sample(1, 1.0, success=True), sample(0, 0.0, task="other")]))
     assert len(pairs) == 1 and pairs[0].source.chosen_trajectory_id == "multi_turn_base_0-1"
     assert pairs[0].scores["margin"] == 1.1
-    assert strategy.stats.dropped["single_sample"] == 1
+    assert strategy.stats.skipped["single_sample"] == 1

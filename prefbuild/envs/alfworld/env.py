@@ -162,7 +162,7 @@ def goal_of(game_file: Path) -> str:
     """The goal sentence stored in a game's grammar; empty when it cannot be found."""
     try:
         text = game_file.read_text(encoding="utf-8")
-    except OSError:
+    except OSError:  # handled: an unreadable game file has no goal to show; resetting on it fails and is recorded
         return ""
     match = _GOAL.search(text)
     return match["goal"].strip() if match else ""
@@ -222,7 +222,8 @@ class AlfworldEnv(Env):
         command = translate_command(action.strip(), self.dialect, game_dialect)
         try:
             self._state, _, done = self._env.step(command)
-        except Exception as error:  # the engine raises on some malformed commands; the contract says never raise
+        except Exception as error:
+            # handled: boundary: the engine raises assorted errors on bad commands: an invalid step, error in info
             return StepResult(INVALID_FEEDBACK, 0.0, False, {"error": str(error)}, StepFacts(won=False), valid=False)
         raw = str(self._state["feedback"])
         if self._game_dialect is None:
@@ -262,6 +263,7 @@ def _dialect_of_game_file(path: str) -> str | None:
     try:
         grammar = json.loads(Path(path).read_text(encoding="utf-8")).get("grammar", "")
     except (OSError, ValueError, AttributeError):
+        # handled: an unreadable grammar leaves the dialect unknown (None), as a grammar without a put template
         return None
     if "in/on" in grammar:
         return "classic"

@@ -69,7 +69,7 @@ def bfcl_result_text(value: Any) -> str:
     if type(value) is dict:
         try:
             return json.dumps(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError):  # handled: a dict that JSON cannot encode is shown as its Python text
             return str(value)
     return str(value)
 
@@ -191,6 +191,7 @@ class BfclBackend:
         try:
             value = self._method(call.name)(*call.args, **call.kwargs)
         except Exception as error:
+            # handled: boundary: BFCL's tool classes raise anything; the error text is the tool result
             text = str(error)
             return CallOutcome(call.name, arguments, ERROR_PREFIX + text, False, True, text, self._hint(call, text))
         result = bfcl_result_text(value)

@@ -289,6 +289,7 @@ class BfclEnv(Env):
                 self._backend.named_arguments(left) == self._backend.named_arguments(right)
             )
         except (TypeError, KeyError, CallRejected):
+            # handled: a call whose arguments cannot be named is not the expert's call
             return False
 
     def expert_action(self) -> str | None:
@@ -308,6 +309,7 @@ class BfclEnv(Env):
             try:
                 arguments = self._backend.named_arguments(call)
             except (TypeError, KeyError, CallRejected):
+                # handled: no expert call for a gold call that cannot be named; the expert hook is optional
                 return None
             calls.append(as_tool_call(f"call_{self._turn}_{self._expert_done + offset}", call.name, arguments))
         return encode_action(calls)

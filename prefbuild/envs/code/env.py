@@ -179,7 +179,7 @@ class CodeEnv(Env):
             self._sandbox = None
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # interpreter shutdown: the sandbox dies with its parent anyway
+        with contextlib.suppress(Exception):  # handled: interpreter shutdown: the sandbox dies with its parent anyway
             self.close()
 
     def _code_interpreter(self, arguments: dict[str, Any]) -> ToolOutput:

@@ -182,6 +182,7 @@ def grade_code(message: str, problem: CodeProblem, limits: SandboxLimits | None 
     try:
         results = json.loads(execution.output[found + len(marker) :].splitlines()[0])
     except (ValueError, IndexError):
+        # handled: garbled test output is graded incorrect, with that reason in the verdict
         return Verdict("incorrect", program, "the test results were garbled by the program's output")
     passed = sum(1 for ok, _ in results if ok is True)
     failures = [why for ok, why in results if ok is not True]

@@ -93,7 +93,8 @@ def _run_cell(code: str, filename: str, namespace: dict[str, Any]) -> tuple[str 
             if value is not None:
                 print(repr(value))
         return None, None
-    except BaseException as error:  # every failure of user code is the cell's result
+    except BaseException as error:
+        # handled: every failure of user code (SystemExit included) is the cell's result, as a traceback
         tb = error.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename != filename:
             tb = tb.tb_next
@@ -115,7 +116,8 @@ def _read_output(capture: int, limit: int) -> tuple[str, int]:
 
 def _flush_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BaseException):  # a cell may have closed or replaced the stream
+        # handled: a cell may have closed or replaced the stream; the real streams are restored below
+        with contextlib.suppress(BaseException):
             stream.flush()
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 

@@ -70,7 +70,7 @@ def _reference(row: dict[str, Any]) -> str | None:
     if isinstance(solutions, str):
         try:
             solutions = json.loads(solutions)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError:  # handled: solutions that are not JSON are kept as the text the dataset holds
             return solutions
     if isinstance(solutions, list) and solutions and isinstance(solutions[0], str):
         return solutions[0]

@@ -320,7 +320,7 @@ class CodeSandbox:
     def _kill(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):  # handled: the process group is already gone
                 os.killpg(process.pid, signal.SIGKILL)
             process.kill()
             process.wait()
@@ -371,7 +371,7 @@ class CodeSandbox:
             self._process.stdin.write(json.dumps({"code": code}).encode() + b"\n")
             self._process.stdin.flush()
             raw = self._read_reply(deadline)
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError):  # handled: a dead sandbox gives no reply; reported below from its exit code
             raw = b""
         if raw is None:
             self._kill()
@@ -386,6 +386,7 @@ class CodeSandbox:
             try:
                 code_ = self._process.wait(timeout=1.0) if self._process else None
             except subprocess.TimeoutExpired:
+                # handled: a sandbox still running after the grace time has no exit code; it is killed next
                 code_ = None
             self._kill()
             how = _exit_description(code_)

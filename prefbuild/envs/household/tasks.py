@@ -140,7 +140,7 @@ def _try_build(
         rule = TargetRule(obj, rng.choice((1, 1, 2, 2, 3, 4)))
         try:
             objects = place_objects(receptacles, room, rng, rule, required_scenery={toggle: 1})
-        except ValueError:
+        except ValueError:  # handled: this scene cannot hold the task's objects; the caller draws another scene
             return None
         return Scene(room, number, receptacles, tuple(objects)), goal
 
@@ -158,7 +158,7 @@ def _try_build(
         rule = TargetRule(obj, rng.choice((1, 1, 2, 2, 3, 4)))
     try:
         objects = place_objects(receptacles, room, rng, rule)
-    except ValueError:
+    except ValueError:  # handled: this scene cannot hold the task's objects; the caller draws another scene
         return None
     scene = Scene(room, number, receptacles, tuple(objects))
     if initially_won(scene, goal):

@@ -79,7 +79,7 @@ def value_shown(value: Any, reply: str) -> bool:
         return True
     try:
         number = float(text)
-    except ValueError:
+    except ValueError:  # handled: a non-numeric answer can only match as text (checked above)
         return False
     return any(float(found) == number for found in _NUMBER.findall(reply))
 

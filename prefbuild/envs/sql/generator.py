@@ -429,7 +429,7 @@ def _label_ok(value: Any) -> bool:
     if isinstance(value, str):
         try:
             return math.isfinite(float(value)) or False
-        except ValueError:
+        except ValueError:  # handled: a non-numeric text is a value when it is not empty
             return value != ""
     return isinstance(value, int | float) and math.isfinite(value)
 

@@ -28,6 +28,7 @@ def parse_answer(answer: str) -> list[Any]:
         value = ast.literal_eval(answer)
         return list(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        # handled: an answer that is not a Python literal is one value, as in DBBench's grader
         return [answer]
 
 
@@ -35,6 +36,7 @@ def _as_float(value: Any) -> float | None:
     try:
         return float(value)
     except (TypeError, ValueError, OverflowError):
+        # handled: a value that is not a number is compared as text by the caller
         return None
 
 
@@ -49,7 +51,8 @@ def answers_match(answer: str, label: Sequence[Any]) -> bool:
         return _equal(given[0], expected[0])
     try:
         return set(given) == set(expected)
-    except TypeError:  # unhashable elements (a nested list) cannot form the benchmark's set
+    except TypeError:
+        # handled: unhashable elements (a nested list) cannot form the benchmark's set
         return False
 
 
@@ -57,6 +60,7 @@ def _equal(left: Any, right: Any) -> bool:
     try:
         return bool(left == right)
     except Exception:
+        # handled: boundary: answer values may fail to compare in any way; such values differ
         return False
 
 

@@ -296,6 +296,7 @@ class MariaDbServer:
         try:
             connection = connect(self.address, timeout_s=2.0)
         except Exception:
+            # handled: boundary: any client error while the server starts means not ready yet
             return False
         connection.close()
         return True
@@ -304,12 +305,12 @@ class MariaDbServer:
         """SIGTERM the server's process group, SIGKILL after the grace period, remove its files."""
         process = self.process
         if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):  # handled: the process group is already gone
                 os.killpg(process.pid, signal.SIGTERM)
             try:
                 process.wait(timeout=self.stop_timeout_s)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
+            except subprocess.TimeoutExpired:  # handled: the server ignored SIGTERM: it is killed
+                with contextlib.suppress(ProcessLookupError):  # handled: the process group is already gone
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
         self.process = None
@@ -331,5 +332,6 @@ class MariaDbServer:
 @atexit.register
 def _stop_all() -> None:
     for server in list(_LIVE_SERVERS):
+        # handled: boundary: at exit every server is stopped even when one fails to stop
         with contextlib.suppress(Exception):
             server.stop()

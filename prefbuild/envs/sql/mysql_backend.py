@@ -202,28 +202,30 @@ class MySqlBackend:
         columns = ",".join(f"{quote_identifier(name)} TEXT" for name in item.columns)
         try:
             self.admin_query(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
-        except Exception:
-            return  # e.g. duplicate column names: the benchmark's server has the database and no table
+        except Exception:  # handled: boundary (client errors): e.g. duplicate column names
+            return  # the benchmark's server has the database and no table either
         if not item.rows:
             return
         names = ",".join(quote_identifier(name) for name in item.columns)
         marks = ",".join("(" + ",".join("%s" for _ in row) + ")" for row in item.rows)
         values = [value for row in item.rows for value in row]
-        with contextlib.suppress(Exception):  # a row of the wrong length: the table stays empty
+        # handled: boundary (client errors): a row of the wrong length leaves the table empty, as on DBBench's server
+        with contextlib.suppress(Exception):
             self.admin_query(f"INSERT INTO {table} ({names}) VALUES {marks}", values)
 
     def drop(self, database: str, user: str | None) -> None:
         """Remove a sandbox's database and account (both may already be gone)."""
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # handled: boundary (client errors): the database may already be gone
             self.admin_query(f"DROP DATABASE IF EXISTS {quote_identifier(database)}")
         if user is not None:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # handled: boundary (client errors): the account may already be gone
                 self.admin_query(f"DROP USER IF EXISTS '{user}'@'{self.account_host}'")
         with self._lock:
             self._databases.discard(database)
 
     def kill_query(self, connection_id: int) -> None:
         """Interrupt the statement a sandbox connection is running (the watchdog's move)."""
+        # handled: boundary (client errors): the statement may have finished already
         with contextlib.suppress(Exception):
             self.admin_query(f"KILL QUERY {int(connection_id)}")
 
@@ -233,7 +235,7 @@ class MySqlBackend:
 
     def close(self) -> None:
         """Close the administrator connection and stop the owned server, if any."""
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # handled: boundary (client errors): the connection may already be closed
             self._admin.close()
         if self.server is not None:
             self.server.stop()
@@ -272,6 +274,7 @@ class MySqlSandbox:
         try:
             connection.cmd_reset_connection()
         except Exception:
+            # handled: boundary (client errors): a connection that cannot be reset is replaced by a new one
             connection = self._connection = connect(self.account, database=self.database)
         cursor = connection.cursor()
         try:
@@ -302,12 +305,13 @@ class MySqlSandbox:
                 return self._error(OUT_OF_SYNC)
             connection.commit()
             return self._ok(text, rows, kind, affected=affected)
-        except Exception as error:
-            with contextlib.suppress(Exception):
+        except Exception as error:  # handled: boundary (client errors): every server error is the agent's observation
+            with contextlib.suppress(Exception):  # handled: a lost connection has nothing to roll back
                 connection.rollback()
             return self._error(self.backend.wording(_client_error_text(error)))
         finally:
             watchdog.cancel()
+            # handled: boundary (client errors): the cursor may belong to a dropped connection
             with contextlib.suppress(Exception):
                 cursor.close()
 
@@ -345,6 +349,7 @@ class MySqlSandbox:
     def _discard_rest(self, cursor: Any) -> None:
         """Read and drop the later statements' results, then roll back what they did."""
         try:
+            # handled: boundary (client errors): a result already read has nothing left to fetch
             with contextlib.suppress(Exception):
                 if cursor.with_rows:
                     cursor.fetchall()
@@ -352,15 +357,17 @@ class MySqlSandbox:
                 if cursor.with_rows:
                     cursor.fetchall()
         except Exception:
+            # handled: boundary (client errors): the rest is dropped either way; the rollback below undoes it
             pass
         try:
             self._connection.rollback()
         except Exception:
+            # handled: boundary (client errors): a connection that cannot roll back is dropped, so nothing is committed
             self._drop_connection()
 
     def _drop_connection(self) -> None:
         """Close the connection mid-result (a huge reply) and open a new one; nothing is committed."""
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # handled: boundary (client errors): the connection is replaced either way
             self._connection.close()
         self._connection = connect(self.account, database=self.database)
 
@@ -370,6 +377,7 @@ class MySqlSandbox:
         try:
             return self.backend.admin_query(sql, params)
         except Exception:
+            # handled: boundary (client errors): a missing table or database reads as no rows, as the grader expects
             return None
 
     def table_rows(self) -> list[tuple[Any, ...]] | None:
@@ -396,7 +404,7 @@ class MySqlSandbox:
 
     def close(self) -> None:
         """Close the connection, drop the database and the account."""
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # handled: boundary (client errors): the connection may already be closed
             self._connection.close()
         self._finalizer()
 

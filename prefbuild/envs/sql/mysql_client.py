@@ -23,7 +23,7 @@ def client_available() -> str | None:
     """None when the client library imports, else why not (for skips and error messages)."""
     try:
         import mysql.connector  # noqa: F401
-    except ImportError:
+    except ImportError:  # handled: the reason is returned for skips and error messages
         return MISSING_CLIENT
     return None
 

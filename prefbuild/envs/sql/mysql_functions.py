@@ -534,7 +534,7 @@ def parse_datetime(value: Any) -> dt.datetime | None:
     parts = [int(part) if part else 0 for part in match.groups()]
     try:
         return dt.datetime(*parts)
-    except ValueError:
+    except ValueError:  # handled: an impossible date is NULL, as in MySQL
         return None
 
 
@@ -623,7 +623,7 @@ def str_to_date(marks: DecimalMarks, value: Any, fmt: Any) -> str | None:
             index += 1
     try:
         parsed = dt.datetime.strptime(text(value).strip(), "".join(out))
-    except ValueError:
+    except ValueError:  # handled: a text that does not match the format is NULL, as in MySQL's STR_TO_DATE
         return None
     return marks.mark_date(parsed.strftime("%Y-%m-%d %H:%M:%S" if has_time else "%Y-%m-%d"))
 

@@ -47,7 +47,7 @@ def tool_calls_from_openai(raw_calls: list[dict[str, Any]] | None, requestor: st
         arguments = function.get("arguments") or "{}"
         try:
             parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except ValueError:
+        except ValueError:  # handled: a recorded call whose arguments are not JSON is converted with no arguments
             parsed = {}
         calls.append(
             ToolCallModel(

@@ -227,6 +227,7 @@ class Tau2Env(Env):
         try:
             read_only = toolkit is not None and toolkit.tool_type(call.name).value == "read"
         except (KeyError, AttributeError):
+            # handled: a tool tau2 does not know is treated as writing (the database is compared)
             read_only = False
         self._db_dirty = self._db_dirty or not read_only
 
@@ -290,7 +291,7 @@ class Tau2Env(Env):
             name = call.function.name
             try:
                 arguments: Any = json.loads(call.function.arguments)
-            except ValueError:
+            except ValueError:  # handled: arguments that are not JSON are shown as the text the model wrote
                 arguments = call.function.arguments
             if isinstance(arguments, dict):
                 tau2_call = modules.messages.ToolCall(id=call.id, name=name, arguments=arguments, requestor="assistant")
@@ -386,7 +387,7 @@ class Tau2Env(Env):
                 simulation=simulation, task=task, evaluation_type=evaluation, solo_mode=False, domain=self.domain
             )
         except Exception as error:
-            # tau2's assertion functions raise when the state they check does not exist (a task
+            # handled: boundary: tau2's assertion functions raise when the state they check does not exist (a task
             # never created): the episode cannot have met them. Recorded, scored 0, never raised.
             return {**record, "reward": 0.0, "success": False, "error": f"{type(error).__name__}: {error}",
                     "reward_info": None}

@@ -112,6 +112,7 @@ def requested_calls(text: str, tool_names: Sequence[str]) -> list[tuple[str, dic
                 continue
             arguments = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords if keyword.arg}
         except (SyntaxError, ValueError):
+            # handled: a call the simulated user wrote that is not a literal call is not a call
             continue
         found.append((name, arguments))
     return found

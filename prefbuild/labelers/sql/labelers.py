@@ -8,13 +8,13 @@ finds one failure mode and quotes the SQL, error or answer it saw.
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any, ClassVar
 
 from prefbuild.envs.sql.actions import parse_action
 from prefbuild.envs.sql.items import is_mutation
 from prefbuild.labelers.base import Labeler
+from prefbuild.labelers.sql.answers import Observed, answer_values, judge_answer, parse_result
 from prefbuild.labelers.text import format_steps, short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
@@ -115,15 +115,23 @@ class SqlWrongAnswerLabeler(Labeler):
 
     Where the log does not record the grader's verdict (``facts.won`` unknown, as in AgentBench
     ``runs.jsonl``) it never guesses: it labels a query answer only when the evidence shows it
-    wrong, i.e. a value that appears in no observed result and cannot be derived from one
-    (a row count, a number equal to an observed one). Mutation answers stay unlabelled there.
+    wrong (``sql.answers``): a value that appears in no observed result and is computed from
+    none (a count, sum, average, difference ... of observed values); with ``contradictions``
+    also an answer contradicting the last relevant SELECT result (neither read nor computed from
+    it) while no other result is that answer. Mutation answers stay unlabelled there.
     """
 
     name: ClassVar[str] = "sql_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     envs: ClassVar[tuple[str, ...]] = ("sql",)
-    defaults: ClassVar[dict[str, Any]] = {"unobserved_confidence": 0.7}
+    defaults: ClassVar[dict[str, Any]] = {
+        "unobserved_confidence": 0.7,
+        # Also label an answer contradicting the last relevant SELECT result when its values were copied
+        # from rows of other results (off: the evaluation sets read a copied value as observed).
+        "contradictions": False,
+        "contradiction_confidence": 0.7,
+    }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         if trajectory.outcome.success:
@@ -154,78 +162,71 @@ class SqlWrongAnswerLabeler(Labeler):
     def _unobserved(self, trajectory: Trajectory, step: Step) -> list[Label]:
         if _is_mutation_task(trajectory):
             return []
-        results = [
-            _result(item)
+        observed = [
+            Observed(item.index, executed_sql(item) or "", text, parse_result(text))
             for item in trajectory.steps[: step.index]
-            if step_kind(item) == "operation" and sql_error(item) is None and item.feedback.strip()
+            if step_kind(item) == "operation"
+            and sql_error(item) is None
+            and not mutated(item)
+            and (text := _result(item))
         ]
-        values = answer_values(answer_text(step) or "")
-        missing = [value for value in values if not derivable(value, results)]
-        if values == [] and "[]" in results:
+        verdict = judge_answer(
+            answer_values(answer_text(step) or ""), observed, copied_values=bool(self.config["contradictions"])
+        )
+        if verdict is None:
             return []
-        if values and not missing:
-            return []
-        shown = ", ".join(f"'{short(value, 30)}'" for value in (missing or ["(empty)"]))
-        if results:
+        shown = ", ".join(f"'{short(value, 30)}'" for value in (verdict.values or ("(empty)",)))
+        if verdict.kind == "contradicts" and verdict.against is not None:
+            against = verdict.against
             evidence = (
-                f"answer {shown} appears in none of the {len(results)} observed result(s) "
+                f"answer {shown} contradicts the last relevant result (step {against.step}, "
+                f"'{short(against.sql, 50)}' returned {short(against.text, 60)}): it is not read or computed "
+                "from it, and no other result is that answer (the log does not record the grader's verdict)"
+            )
+            confidence = float(self.config["contradiction_confidence"])
+        elif observed:
+            evidence = (
+                f"answer {shown} appears in none of the {len(observed)} observed result(s) "
                 "and cannot be derived from them (the log does not record the grader's verdict)"
             )
+            confidence = float(self.config["unobserved_confidence"])
         else:
             evidence = f"answer {shown} was given without any observed query result (no query succeeded)"
-        return [self.make_label(step, float(self.config["unobserved_confidence"]), evidence)]
+            confidence = float(self.config["unobserved_confidence"])
+        return [self.make_label(step, confidence, evidence)]
 
 
-_YES_NO = frozenset({"yes", "no", "true", "false"})
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_ROW = re.compile(r"\((?:[^()']|'[^']*')*\)")
+# A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself.
+_CHANGE_CLAIM = re.compile(
+    r"\b(?:inserted|updated|deleted|removed|added|changed|modified|replaced|applied|executed|committed|performed|"
+    r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from)\b",
+    re.IGNORECASE,
+)
+_CHANGE_DENIED = re.compile(
+    r"\b(?:not|cannot|unable|failed|fails|impossible|never|no\s+(?:row|rows|change|changes))\b|n't\b", re.IGNORECASE
+)
 
 
-def answer_values(answer: str) -> list[str]:
-    """The values of a DBBench final answer (``["a", "b"]``, or the bare text as one value).
-
-    Example:
-        >>> answer_values(' ["Women +60kg Bronze", 3]')
-        ['Women +60kg Bronze', '3']
-    """
-    text = answer.strip()
-    try:
-        parsed = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return [text] if text else []
-    if isinstance(parsed, list | tuple):
-        return [str(value).strip() for value in parsed]
-    return [str(parsed).strip()]
+def _turn_text(step: Step) -> str:
+    return (step.raw_output or step.action or "").strip()
 
 
-def derivable(value: str, results: list[str]) -> bool:
-    """``value`` occurs in an observed result, equals a number in one, or counts a result's rows.
+def claims_change(step: Step) -> bool:
+    """The final turn says the table was changed (and does not say it could not be).
 
     Example:
-        >>> derivable("3", ["[('a',), ('b',), ('c',)]"]), derivable("5", ["[(3.0,)]"])
-        (True, False)
+        >>> claims_change(Step(index=0, observation="", raw_output="The row was inserted. Final Answer: [1]"))
+        True
+        >>> claims_change(Step(index=0, observation="", raw_output="I could not insert it. Final Answer: []"))
+        False
     """
-    lowered = value.lower()
-    if lowered in _YES_NO:
-        return bool(results)  # a yes/no answer is judged from any observed result
-    whole = re.compile(r"(?<![\w.])" + re.escape(lowered) + r"(?![\w.])") if lowered else None
-    if whole is not None and any(whole.search(result.lower()) for result in results):
-        return True
-    try:
-        number = float(value.replace(",", ""))
-    except ValueError:
-        return False
-    for result in results:
-        if any(float(found) == number for found in _NUMBER.findall(result)):
-            return True
-        if result.startswith("[") and len(_ROW.findall(result)) == number:
-            return True
-    return False
+    text = _turn_text(step)
+    return bool(_CHANGE_CLAIM.search(text)) and not _CHANGE_DENIED.search(text)
 
 
 class SqlPrematureSuccessLabeler(Labeler):
-    """Labels an answer given before any query succeeded, or a mutation task answered before any
-    statement changed the table."""
+    """Labels an answer given before any query succeeded, or a final turn of a mutation task saying
+    the change was made before any statement changed the table."""
 
     name: ClassVar[str] = "sql_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
@@ -238,9 +239,12 @@ class SqlPrematureSuccessLabeler(Labeler):
             if step_kind(step) == "answer":
                 earlier = trajectory.steps[: step.index]
                 if mutation:
-                    if any(mutated(item) for item in earlier):
+                    if any(mutated(item) for item in earlier) or not claims_change(step):
                         return []
-                    evidence = "answered a modification task before any INSERT/UPDATE/DELETE changed the table"
+                    evidence = (
+                        f"says '{short(_turn_text(step), 60)}' but no INSERT/UPDATE/DELETE changed the table "
+                        "before this answer"
+                    )
                 else:
                     if step.facts.won is None or any(operation_succeeded(item) for item in earlier):
                         # Without the grader's verdict an answer from memory may be right; wrong_answer

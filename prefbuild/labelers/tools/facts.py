@@ -4,12 +4,17 @@ the result each call got."""
 from __future__ import annotations
 
 import json
+import logging
+from functools import lru_cache
 from typing import Any
+
+import jsonschema
 
 from prefbuild.records import Role, Step, ToolCallFacts, Trajectory
 from prefbuild.tooluse.dispatch import ToolBox
 
 TOOL_ENVS: frozenset[str] = frozenset({"code", "bfcl", "tau2"})
+logger = logging.getLogger(__name__)
 
 
 def is_tool_trajectory(trajectory: Trajectory) -> bool:
@@ -26,9 +31,19 @@ def toolbox(trajectory: Trajectory) -> ToolBox | None:
     try:
         box = ToolBox(trajectory.tools)
         box.validators  # noqa: B018 - a broken schema is found here, once
-    except Exception:
+    except (jsonschema.SchemaError, KeyError, TypeError, AttributeError) as error:
+        # A broken tool definition: its calls cannot be checked against schemas; logged once per trajectory.
+        _warn_unusable_tools(trajectory.id, f"{type(error).__name__}: {error}".splitlines()[0])
         return None
     return box
+
+
+@lru_cache(maxsize=1024)
+def _warn_unusable_tools(trajectory_id: str, reason: str) -> None:
+    logger.warning(
+        "trajectory %r: its tool definitions are unusable (%s); tool calls are not checked against schemas",
+        trajectory_id, reason,
+    )
 
 
 def call_results(trajectory: Trajectory, step: Step) -> dict[str, str]:

@@ -115,8 +115,8 @@ class BestOfNStrategy(PairStrategy):
         for index in self.sampled_states(trajectory):
             try:
                 view = env_view(self.runner.teacher, trajectory, index, protocol=protocol, seed=self.seed)
-            except ReplayError:
-                self.stats.dropped["replay_failed"] += 1
+            except ReplayError:  # handled: counted in the pair stats as skipped: replay_failed
+                self.stats.skip("replay_failed")
                 continue
             sampling = replace(self.sampling, n=self.n)
             states.append(index)
@@ -130,7 +130,7 @@ class BestOfNStrategy(PairStrategy):
             )
         for index, answer in zip(states, self.runner.complete_many(requests), strict=True):
             if isinstance(answer, TeacherError):
-                self.stats.dropped["teacher_error"] += 1
+                self.stats.skip("teacher_error")
                 continue
             yield from self._pair_at(trajectory, index, protocol, [sample_turn(c) for c in answer])
 
@@ -140,19 +140,19 @@ class BestOfNStrategy(PairStrategy):
         by_key = {_turn_key(turn): turn for turn in reversed(turns)}
         distinct = list(dict.fromkeys(_turn_key(turn) for turn in turns))
         if len(distinct) < 2:
-            self.stats.dropped["samples_identical"] += 1
+            self.stats.skip("samples_identical")
             return
         try:
             env = replay(trajectory, index)
-        except ReplayError:
-            self.stats.dropped["replay_failed"] += 1
+        except ReplayError:  # handled: counted in the pair stats as skipped: replay_failed
+            self.stats.skip("replay_failed")
             return
         scored = [self._try(env, protocol, by_key[key]) for key in distinct]
         best = max(scored, key=lambda s: s.score)  # first of equals wins: deterministic
         worst = min(scored, key=lambda s: s.score)
         margin = best.score - worst.score
         if margin < self.min_margin:
-            self.stats.dropped["margin_too_small"] += 1
+            self.stats.skip("margin_too_small")
             return
         scores = {"chosen_score": best.score, "rejected_score": worst.score, "margin": margin}
         evidence = f"best of {len(turns)} samples scored {best.score:g}, worst {worst.score:g} (margin {margin:g})"

@@ -76,7 +76,7 @@ class RankedSamplesStrategy(PairStrategy):
     def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
         self.seen += 1
         if trajectory.outcome.stop_reason is StopReason.error or not trajectory.steps:
-            self.stats.dropped["error_or_empty_episode"] += 1
+            self.stats.skip("error_or_empty_episode")
         else:
             _, members = self.groups.pop(trajectory.task.id, (0, []))
             members.append(trajectory)
@@ -95,7 +95,7 @@ class RankedSamplesStrategy(PairStrategy):
 
     def _group_pairs(self, members: list[Trajectory]) -> Iterator[Pair]:
         if len(members) < 2:
-            self.stats.dropped["single_sample"] += len(members)
+            self.stats.skip("single_sample", len(members))
             return
         ranked = sorted(
             members, key=lambda t: (-sample_score(t, self.rank_by), response_tokens(t), t.sample_index, t.id)
@@ -108,10 +108,10 @@ class RankedSamplesStrategy(PairStrategy):
                 break
             margin = best_score - sample_score(worse, self.rank_by)
             if margin < self.min_margin:
-                self.stats.dropped["margin_too_small"] += 1
+                self.stats.skip("margin_too_small")
                 continue
             if messages_payload(prompt_messages(worse, 0)) != messages_payload(prompt):
-                self.stats.dropped["prompt_mismatch"] += 1
+                self.stats.skip("prompt_mismatch")
                 continue
             made += 1
             yield from self._pair(best, worse, prompt, margin)

@@ -40,6 +40,7 @@ from prefbuild.pairs.common import (
     source_for,
     trajectory_protocol,
 )
+from prefbuild.pairs.replay import ReplayCursor
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
 from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn, prompt_messages
 
@@ -126,6 +127,7 @@ class StepwiseStrategy(TeacherWriting):
         self.modes: frozenset[str] | None = None if modes is None else mode_names(self.name, modes)
         self.min_confidence = float(self.param("min_confidence", 0.0))
         self.templates = self.param("templates", None)
+        self.replays = ReplayCursor()  # bad steps come in order: each episode is replayed once
         self.setup_teacher_writing(needed=self.chosen_style == "teacher", what="chosen: teacher")
 
     def _wanted(self, mode: str) -> bool:
@@ -134,7 +136,7 @@ class StepwiseStrategy(TeacherWriting):
     # -- selecting steps -----------------------------------------------------------------
 
     def bad_steps(self, trajectory: Trajectory) -> Iterator[BadStep]:
-        """Labelled steps this strategy turns into pairs; the others are counted in ``stats.dropped``."""
+        """Labelled steps this strategy turns into pairs; the others are counted in ``stats.skipped``."""
         source = self.expert or default_source(trajectory.env.name)
         for step in trajectory.steps:
             eligible = [
@@ -143,12 +145,14 @@ class StepwiseStrategy(TeacherWriting):
             label = primary_label(eligible)
             if label is None:
                 continue
-            expert_action, used = chosen_action(trajectory, step.index, source) if step.expert_action else (None, "")
+            expert_action, used = (
+                chosen_action(trajectory, step.index, source, self.replays) if step.expert_action else (None, "")
+            )
             if not expert_action:
-                self.stats.dropped["no_expert_action"] += 1
+                self.stats.skip("no_expert_action")
                 continue
             if label.mode not in FORMAT_MODES and same_action(step.action, expert_action):
-                self.stats.dropped["rejected_is_expert_action"] += 1
+                self.stats.skip("rejected_is_expert_action")
                 continue
             self.experts_used[used] += 1
             yield BadStep(step=step, label=label, expert_action=expert_action.strip())
@@ -180,7 +184,7 @@ class StepwiseStrategy(TeacherWriting):
             max_thought_chars=self.max_thought_chars,
             seed=self.seed,
         )
-        self.stats.dropped["teacher_thought_rejected"] += sum(turn is None for turn in turns)
+        self.stats.skip("teacher_thought_rejected", sum(turn is None for turn in turns))
         return turns
 
     # -- pairs ---------------------------------------------------------------------------

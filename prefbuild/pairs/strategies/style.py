@@ -132,10 +132,10 @@ class StyleStrategy(TeacherWriting):
             if not any(label.mode in self.modes for label in step.labels):
                 continue
             if step.action is None or step.valid is False:
-                self.stats.dropped["action_not_good"] += 1
+                self.stats.skip("action_not_good")
                 continue
             if any(label.mode not in STYLE_MODES for label in step.labels):
-                self.stats.dropped["action_labelled_bad"] += 1
+                self.stats.skip("action_labelled_bad")
                 continue
             yield step
 
@@ -158,7 +158,7 @@ class StyleStrategy(TeacherWriting):
                 max_thought_chars=self.max_thought_chars,
                 seed=self.seed,
             )
-            self.stats.dropped["teacher_thought_rejected"] += sum(turn is None for turn in turns)
+            self.stats.skip("teacher_thought_rejected", sum(turn is None for turn in turns))
         else:
             turns = [
                 protocol.render(
@@ -173,13 +173,13 @@ class StyleStrategy(TeacherWriting):
             if chosen is None:
                 continue
             if not same_action(protocol.parse(chosen).action, step.action):
-                self.stats.dropped["chosen_action_mismatch"] += 1
+                self.stats.skip("chosen_action_mismatch")
                 continue
             if not same_action(protocol.parse_completion(step.raw_output, structured_calls(step)).action, step.action):
-                self.stats.dropped["rejected_action_mismatch"] += 1
+                self.stats.skip("rejected_action_mismatch")
                 continue
             if len(chosen) >= len(step.raw_output):
-                self.stats.dropped["not_shorter"] += 1
+                self.stats.skip("not_shorter")
                 continue
             label = primary_label(label for label in step.labels if label.mode in self.modes)
             assert label is not None

@@ -136,9 +136,9 @@ class TrajectoryStrategy(PairStrategy):
     def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
         self.seen += 1
         if trajectory.outcome.stop_reason is StopReason.error:
-            self.stats.dropped["error_episode"] += 1
+            self.stats.skip("error_episode")
         elif not trajectory.steps:
-            self.stats.dropped["empty_episode"] += 1
+            self.stats.skip("empty_episode")
         else:
             self._add(trajectory)
         while self.groups:
@@ -171,7 +171,7 @@ class TrajectoryStrategy(PairStrategy):
             if self.expert_fallback and self.mode == "full" and group.failures:
                 yield from self._expert_pairs(group.failures)
             else:
-                self.stats.dropped["no_success_for_task"] += len(group.failures)
+                self.stats.skip("no_success_for_task", len(group.failures))
             return
         for failure in group.failures:
             if self.mode == "full":
@@ -182,7 +182,7 @@ class TrajectoryStrategy(PairStrategy):
     def _full_pair(self, success: Trajectory, failure: Trajectory) -> Iterator[Pair]:
         prompt = prompt_messages(success, 0)
         if messages_payload(prompt) != messages_payload(prompt_messages(failure, 0)):
-            self.stats.dropped["prompt_mismatch"] += 1
+            self.stats.skip("prompt_mismatch")
             return
         turns = len(success.steps)
         chosen = continuation(success, turns)
@@ -207,10 +207,11 @@ class TrajectoryStrategy(PairStrategy):
         """Pairs against an oracle demonstration from the task's start (no episode succeeded)."""
         try:
             chosen = expert_continuation(failures[0], self.max_expert_steps)
-        except ReplayError:
-            chosen = None
+        except ReplayError:  # handled: counted in the pair stats as skipped: replay_failed
+            self.stats.skip("replay_failed", len(failures))
+            return
         if chosen is None:
-            self.stats.dropped["no_success_for_task"] += len(failures)
+            self.stats.skip("no_success_for_task", len(failures))
             return
         turns = sum(message.role is Role.assistant for message in chosen)
         for failure in failures:
@@ -245,15 +246,15 @@ class TrajectoryStrategy(PairStrategy):
             None,
         )
         if index is None:
-            self.stats.dropped["no_divergence"] += 1
+            self.stats.skip("no_divergence")
             return
         good, bad = success.steps[index], failure.steps[index]
         if same_action(good.action, bad.action):
-            self.stats.dropped["divergence_same_action"] += 1
+            self.stats.skip("divergence_same_action")
             return
         prompt = prompt_messages(success, index)
         if messages_payload(prompt) != messages_payload(prompt_messages(failure, index)):
-            self.stats.dropped["prompt_mismatch"] += 1
+            self.stats.skip("prompt_mismatch")
             return
         label = primary_label(bad.labels)
         yield from self.emit(

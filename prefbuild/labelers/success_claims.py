@@ -1,0 +1,319 @@
+"""Success claims in agent text, read against a household goal.
+
+Real agents rarely write the benchmark's ``Task succeeded.``; they assert the task or its
+final step done in their own words:
+
+* the task: "I have completed the task.", "The task is complete.", "Done!", "All done.",
+  "The goal has been achieved.", "Task succeeded.";
+* the goal state: "Done, the apple is now in the fridge.", "The hot egg has been placed on
+  the diningtable.", "Both soapbars are now in the garbagecan.";
+* the final step: "Now I put the apple in diningtable 1.", "I have put two soapbars in the
+  garbagecan.", "I've heated the egg and placed it on the diningtable.", "Placed the mug
+  in the coffeemachine.";
+* for ``look at X under the lamp``: "Now I look at the cd under the desklamp." (the final
+  step), "I have turned on the desklamp." (only the lamp: judged by whether the env turned
+  one on).
+
+A plan, a condition or a question naming the final step ("Next, I need to put it in the
+fridge.", "Once the apple is in the fridge, the task is done.", "Did I put it in the
+fridge?") is not a claim. Whether a claim is *premature* is decided by the labeler from what
+the env confirmed (``household_state``); this module only reads text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from prefbuild.labelers.household_text import Goal
+
+TASK = "task"  # the task as a whole is said to be done
+GOAL = "goal"  # the goal state, or the goal's final step, is said to be done
+LAMP = "lamp"  # the final step of a look-at-under-the-lamp goal is said to be done
+LAMP_ON = "lamp_on"  # only the lamp is said to be on ("I have turned on the desklamp.")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence asserting success: its ``kind`` (task, goal, lamp or lamp_on) and the goal objects it
+    says were put (2 for "two soapbars", else 1)."""
+
+    sentence: str
+    kind: str
+    count: int = 1
+
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# A sentence can only claim the whole task done when it holds one of these words (cheap pre-check);
+# a goal claim names the goal receptacle, a look claim the lamp.
+_TASK_WORDS = re.compile(
+    r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything|タスク", re.IGNORECASE
+)
+
+# Words before a claim, anywhere in its sentence, that make it a plan or a condition ("I will put",
+# "next", "once it is in the fridge, the task is done").
+_PLAN_BEFORE = re.compile(
+    r"\b(?:need|needs|will|would|should|must|can|could|going\s+to|in\s+order|how|whether|to\s+make\s+sure|"
+    r"check|next|later|let\s+me|let's|plan|want|wants|try|trying|tries|i'll|we'll|shall|may|might|"
+    r"until|once|before|when|if|unless|maybe|perhaps|probably|supposed)\b",
+    re.IGNORECASE,
+)
+# Words that negate a claim or make it conditional within its own clause ("I could not find it, but now
+# I have put it ..." is a claim; "after heating the egg, I placed it ..." too).
+_CONDITION_BEFORE = re.compile(r"\b(?:not|never|no|after|without|yet)\b|n't\b", re.IGNORECASE)
+_PLAN_START = re.compile(r"^\W*(?:and\s+)?(?:then|first|second|finally,\s*i\s+will)\b", re.IGNORECASE)
+_HEDGES_AFTER = re.compile(r"^\W*(?:yet|once|when|after|if|until|unless|next|later|soon)\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[,;:]|\bbut\b|\bso\b", re.IGNORECASE)
+
+# "The task is complete.", "I have completed the task.", "Mission accomplished."
+_TASK_CLAIM = re.compile(
+    r"\b(?:task|goal|objective|mission)\s+(?:has\s+(?:now\s+)?been\s+|have\s+been\s+|is\s+(?:now\s+)?|was\s+|'s\s+)?"
+    r"(?:now\s+)?(?:successfully\s+)?(?:succeeded|completed|complete|done|finished|accomplished|solved|achieved|met)\b"
+    r"|\b(?:i|we)\s*(?:(?:have|'ve)\s+)?(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved|achieved)"
+    r"\s+(?:all\s+)?(?:the|this|my|our)\s+(?:task|goal|objective|mission|steps)\b"
+    r"|\beverything\s+(?:is\s+|has\s+been\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b"
+    r"|\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:all\s+)?(?:done|finished)(?=\W*$)"
+    r"|\b(?:successfully\s+completed|mission\s+accomplished|task\s+success(?:ful)?)\b"
+    r"|\b(?:this|that)\s+(?:completes|finishes|accomplishes)\s+the\s+(?:task|goal)\b"
+    r"|タスク(?:は|を)?(?:完了|達成|成功)",
+    re.IGNORECASE,
+)
+# "Done.", "Done!", "All done.", "Done, ..." at the start of a sentence.
+_DONE_OPENING = re.compile(r"^\W*(?:all\s+)?(?:done|finished|completed)\b\s*(?P<sep>[,.!:;-]|$)", re.IGNORECASE)
+
+_ADVERBS = r"(?:(?:have|has|had|'ve|just|now|successfully|finally|already|then|also|carefully|finished|done)\s+)*"
+# The processing steps that may precede the final put in one claim ("heated the egg and placed it ...").
+_PROCESSED = (
+    r"(?:heat|heated|warm|warmed|microwaved|cool|cooled|chill|chilled|refrigerated|clean|cleaned|wash|washed|rinse|"
+    r"rinsed|take|taken|took|pick\s+up|picked\s+up|grab|grabbed|found|fetched|carried|brought)"
+)
+_PUT_VERBS = r"(?:put|placed|moved|dropped|set|placing|putting)"
+# "I (have) put ...", "I've heated the egg and placed it ..."
+_AGENT_PUT = re.compile(
+    rf"\b(?:i|we)\s*{_ADVERBS}(?:{_PROCESSED}\b[^.!?\n]{{0,60}}?\b(?:and|,)\s+(?:then\s+)?{_ADVERBS})?{_PUT_VERBS}\b"
+    r"(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# "Placed the mug in the coffeemachine." (a past participle opening the sentence)
+_BARE_PUT = re.compile(
+    r"^\W*(?:(?:now|finally|ok(?:ay)?|great|good)\W+)?(?:successfully\s+)?(?:placed|moved|dropped)\b(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# "Knife cleaned and placed in drawer 1." (a subject and a participle, no verb)
+_ELLIPTIC = re.compile(
+    r"^\W*(?:now\W+)?(?P<target>(?:the\s+)?(?:[a-z]+\s+){0,2}?[a-z]+(?:\s+\d+)?)\s+"
+    r"(?:(?:heated|cooled|cleaned|washed|rinsed)\s+and\s+)?(?:placed|put|moved|dropped)\b(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_AUXILIARY = re.compile(
+    r"\b(?:be|been|being|is|are|was|were|should|will|would|must|can|could|to|need|needs|i|we|you)\b", re.IGNORECASE
+)
+# "<subject> is now in ...", "<subject> has been placed on ...", "<subject> was put in ..."
+_STATE = re.compile(
+    r"\b(?P<verb>is|are|was|were|has\s+been|have\s+been|'s|'re)\s+"
+    r"(?P<adverbs>(?:(?:now|successfully|finally|already|safely|correctly|properly)\s+)*)"
+    r"(?:(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)\s+and\s+(?:now\s+)?)?"
+    r"(?P<participle>(?:(?:heated|cooled|cleaned|washed)\s+and\s+)?(?:put|placed|moved|set|dropped|stored)\s+)?"
+    r"(?:in/on|inside|into|onto|in|on|at)\b(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_PREPOSITION = re.compile(r"\b(?:in/on|inside|into|onto|in|on|to|at)\b", re.IGNORECASE)
+# "Now I have a clean knife in drawer 1."
+_HAVE_IN = re.compile(
+    r"\b(?:i|we)\s*(?:now\s+)?(?:have|'ve\s+got|got)\s+(?P<target>(?:a|an|the|two|both|some)\b[^.!?\n]{0,40}?)\s+"
+    r"(?:in/on|inside|in|on)\b(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# "I put the apple in the fridge, but nothing happened." reports a failed attempt.
+_FAILED_AFTER = re.compile(
+    r"\b(?:but|however|though|yet)\b[^.!?\n]*\b(?:nothing|fail\w*|not|n't|didn|wasn|unable|no)\b|\bwrong\b",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"\b(?:it|they|them|both)\b", re.IGNORECASE)
+_NOW = re.compile(r"\bnow\b", re.IGNORECASE)
+# "Now I look at the cd under the desklamp.", "I have turned on the desklamp."
+_LOOK_CLAIM = re.compile(
+    rf"\b(?:i|we)\s*{_ADVERBS}(?:{_PROCESSED}\b[^.!?\n]{{0,60}}?\b(?:and|,)\s+(?:then\s+)?{_ADVERBS})?"
+    r"(?P<verb>looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|"
+    r"turned\s+on|switched\s+on|used)\b"
+    r"(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# "two soapbars", "2 soapbars", "the second soapbar"; not "soapbar 2" (an instance name).
+_TWO = re.compile(r"\b(?:two|both|second|all)\b|(?<![a-z] )\b2\b(?!\s*\))", re.IGNORECASE)
+_ONE = re.compile(r"\b(?:first|one|1st|another)\b", re.IGNORECASE)
+# Words people use for a receptacle type besides its name ("table" for diningtable).
+RECEPTACLE_ALIASES: dict[str, tuple[str, ...]] = {
+    "diningtable": ("table",),
+    "coffeetable": ("table",),
+    "sidetable": ("table",),
+    "countertop": ("counter",),
+    "sinkbasin": ("sink",),
+    "bathtubbasin": ("bathtub", "tub"),
+    "garbagecan": ("trash", "bin", "garbage"),
+    "stoveburner": ("stove", "burner"),
+    "coffeemachine": ("coffee machine",),
+}
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[\s/]+", "", text.lower())
+
+
+_ALIAS_PATTERNS: dict[str, re.Pattern[str]] = {
+    receptacle: re.compile(r"\b(?:" + "|".join(map(re.escape, aliases)) + r")\b")
+    for receptacle, aliases in RECEPTACLE_ALIASES.items()
+}
+
+
+def _names_receptacle(text: str, receptacle: str) -> bool:
+    lowered = text.lower()
+    if receptacle in lowered or receptacle in lowered.replace(" ", "").replace("/", ""):
+        return True
+    alias = _ALIAS_PATTERNS.get(receptacle)
+    return alias is not None and alias.search(lowered) is not None
+
+
+def _hedged(sentence: str, start: int) -> bool:
+    """The words before ``start`` make the claim a plan, a question, a condition or a negation."""
+    before = sentence[:start]
+    if _PLAN_BEFORE.search(before) or _PLAN_START.search(before):
+        return True
+    clause = _CLAUSE_BREAK.split(before)[-1]
+    return bool(_CONDITION_BEFORE.search(clause))
+
+
+def _count(text: str, goal: Goal) -> int:
+    if _ONE.search(text):
+        return 1
+    if _TWO.search(text) or (goal.kind == "puttwo" and goal.obj + "s" in _compact(text)):
+        return 2
+    return 1
+
+
+def _task_claim(sentence: str) -> Claim | None:
+    opening = _DONE_OPENING.match(sentence)
+    if opening is not None:
+        rest = sentence[opening.end() :].strip()
+        if not rest or not re.search(r"[a-z]", rest, re.IGNORECASE):
+            return Claim(sentence, TASK)
+    match = _TASK_CLAIM.search(sentence)
+    if match and not _hedged(sentence, match.start()) and not _HEDGES_AFTER.search(sentence[match.end() :]):
+        return Claim(sentence, TASK)
+    return None
+
+
+def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
+    """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state)."""
+    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC):
+        match = pattern.search(sentence)
+        if match is None or _hedged(sentence, match.start()):
+            continue
+        rest = match.group("rest")
+        if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
+            continue
+        named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
+        target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
+        if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
+            continue
+        if pattern is _ELLIPTIC and (not _PREPOSITION.match(rest.strip()) or _AUXILIARY.search(target)):
+            continue  # "Knife placed in drawer 1", not "Knife put aside" nor "The knife should be placed ..."
+        return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
+    for match in _STATE.finditer(sentence):
+        clause = _CLAUSE_BREAK.split(sentence[: match.start()])[-1]
+        if goal.obj not in _compact(clause) and not _PRONOUN.search(clause):
+            continue
+        rest = match.group("rest")
+        if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
+            continue
+        # "The apple is in the fridge" may describe where it was found; a claim says it got there, or
+        # names the state the goal asks for ("The hot potato is on the diningtable 1.", "Both pencils are ...").
+        settled = (
+            match.group("participle")
+            or match.group("adverbs").strip()
+            or _NOW.search(rest)
+            or _NOW.search(clause)
+            or _goal_state_named(clause, goal)
+        )
+        if not settled or _hedged(sentence, match.start()):
+            continue
+        return Claim(sentence, GOAL, _count(clause, goal))
+    return None
+
+
+_STATE_WORDS = {
+    "heat": re.compile(r"\b(?:hot|heated|warm|warmed)\b", re.IGNORECASE),
+    "cool": re.compile(r"\b(?:cool|cooled|cold|chilled)\b", re.IGNORECASE),
+    "clean": re.compile(r"\b(?:clean|cleaned|washed)\b", re.IGNORECASE),
+    "puttwo": re.compile(r"\b(?:two|both)\b", re.IGNORECASE),
+}
+
+
+def _goal_state_named(subject: str, goal: Goal) -> bool:
+    """The subject names the state the goal asks for: "the hot potato", "both pencils"."""
+    pattern = _STATE_WORDS.get(goal.kind)
+    return bool(pattern and pattern.search(subject))
+
+
+def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
+    match = _LOOK_CLAIM.search(sentence)
+    if match is None or _hedged(sentence, match.start()):
+        return None
+    rest = match.group("rest")
+    if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or "lamp" not in _compact(rest):
+        return None
+    verb = match.group("verb").lower()
+    if verb.startswith(("turned", "switched", "used")) and goal.obj not in _compact(rest):
+        return Claim(sentence, LAMP_ON)
+    return Claim(sentence, LAMP)
+
+
+def find_claim(text: str | None, goal: Goal | None) -> Claim | None:
+    """The first sentence of ``text`` that asserts the task, the goal or its final step done.
+
+    Args:
+        text: a thought, a ReAct ``think:`` line or a free-text action.
+        goal: the parsed household goal; without it only whole-task claims are found.
+
+    Returns:
+        The claim, or None when no sentence asserts success (plans, conditions, questions
+        and negations are not claims).
+
+    Example:
+        >>> from prefbuild.labelers.household_text import parse_goal
+        >>> heat = parse_goal("heat some egg and put it in diningtable")
+        >>> find_claim("I've heated the egg and placed it on the diningtable.", heat).kind
+        'goal'
+        >>> find_claim("Next, I need to put it on the diningtable.", heat) is None
+        True
+    """
+    if not text:
+        return None
+    if not _TASK_WORDS.search(text) and not (goal is not None and _names_receptacle(text, _named(goal))):
+        return None
+    return _find_claim(text, goal)
+
+
+def _named(goal: Goal) -> str:
+    """What a goal claim must name: the receptacle, or the lamp of a look task."""
+    return "lamp" if goal.kind == "examine" else goal.receptacle
+
+
+@lru_cache(maxsize=4096)
+def _find_claim(text: str, goal: Goal | None) -> Claim | None:
+    for sentence in _SENTENCE_SPLIT.split(text):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith("?"):
+            continue
+        claim = None
+        if goal is not None and _names_receptacle(sentence, _named(goal)):
+            claim = _lamp_claim(sentence, goal) if goal.kind == "examine" else _goal_claim(sentence, goal)
+        if claim is None and _TASK_WORDS.search(sentence):
+            claim = _task_claim(sentence)
+        if claim is not None:
+            return claim
+    return None
+
+
+__all__ = ["GOAL", "LAMP", "LAMP_ON", "RECEPTACLE_ALIASES", "TASK", "Claim", "find_claim"]

@@ -1,0 +1,45 @@
+"""An import failure never silently removes labelers: a built-in that fails raises, a broken
+plug-in is skipped with a warning and leaves the built-ins (the SQL ones included) in place."""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import EntryPoint
+
+import pytest
+
+from prefbuild import registry
+from prefbuild.labelers import available_labelers, build_labelers
+
+SQL_LABELERS = ("sql_error", "wrong_answer", "sql_premature_success", "sql_loop")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry():
+    registry.clear_cache()
+    yield
+    registry.clear_cache()
+
+
+def test_a_built_in_labeler_that_fails_to_import_raises_instead_of_vanishing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.BUILTINS["labelers"], "sql_error", "prefbuild.labelers.sql.no_such_module:Labeler")
+    with pytest.raises(ImportError, match="no_such_module"):
+        available_labelers()
+    with pytest.raises(ImportError, match="no_such_module"):
+        build_labelers(None, env="sql")
+
+
+def test_a_broken_plugin_is_skipped_with_a_warning_and_the_sql_labelers_stay(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = EntryPoint(name="broken", value="no.such.module:Thing", group="prefbuild.labelers")
+    monkeypatch.setattr(registry, "entry_points", lambda group: [broken] if group == "prefbuild.labelers" else [])
+    with caplog.at_level(logging.WARNING, logger="prefbuild.registry"):
+        found = available_labelers()
+    assert "broken" not in found
+    assert set(SQL_LABELERS) <= found.keys()
+    (message,) = [record.getMessage() for record in caplog.records]
+    assert "labeler plug-in 'broken' (no.such.module:Thing) could not be loaded" in message
+    assert "No module named 'no'" in message
+    defaults = {labeler.name for labeler in build_labelers(None, env="sql")}
+    assert {"sql_error", "sql_premature_success", "sql_loop"} <= defaults
