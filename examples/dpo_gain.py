@@ -102,6 +102,7 @@ def build_pairs(settings: Settings, expert: str) -> Path:
         raise SystemExit(f"no pairs from {run_dir}: the model made no labelled mistake the expert could fix")
     print(f"pairs ({expert} chosen): {counts.kept} from {counts.as_dict()['trajectories']} episodes; "
           f"by reason {counts.as_dict()['by_reason']}", flush=True)
+    (out / f"pairs-{expert}.counts.json").write_text(json.dumps(counts.as_dict(), indent=1, default=list) + "\n")
     return pairs
 
 
@@ -120,6 +121,9 @@ def train_policy(settings: Settings, pairs: Path, expert: str) -> Path:
         max_steps=settings.dpo_steps, batch_size=settings.batch_size, learning_rate=settings.learning_rate,
         beta=settings.beta, max_length=settings.max_length, lora=settings.lora,
     )
+    log = Path(settings.out) / f"dpo-{expert}" / "log_history.json"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps(trainer.state.log_history, indent=1) + "\n")  # loss, rewards, accuracy per step
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     if losses:
         steps = trainer.state.global_step
@@ -167,7 +171,9 @@ def main(argv: list[str] | None = None) -> None:
         merged = train_policy(settings, pairs, expert)
         trained = evaluate(settings, str(merged), f"eval-dpo-{expert}")
         first, second, differences = api.compare(base.run_dir, trained.run_dir)
-        print(f"\n== DPO with {expert} chosen actions ==\n{comparison_table(first, second, differences)}", flush=True)
+        table = comparison_table(first, second, differences)
+        (Path(settings.out) / f"comparison-{expert}.txt").write_text(table + "\n")
+        print(f"\n== DPO with {expert} chosen actions ==\n{table}", flush=True)
         summary["trained"][expert] = {
             "run_dir": trained.run_dir,
             "metrics": [{"metric": d.metric, "base": d.a, "dpo": d.b, "difference": d.difference,

@@ -1,4 +1,7 @@
-"""The ``transformers`` teacher: an in-process model on CPU, the default for a first run.
+"""The ``transformers`` teacher: an in-process model, the default for a first run.
+
+The model runs on the first CUDA GPU when torch sees one and on the CPU otherwise
+(``device`` picks another); prompts are moved to the model's device before ``generate``.
 
 Requests from concurrent episodes are gathered into one padded ``generate`` call (dynamic
 batching): ``complete`` puts the request on a queue and awaits a future; one worker thread
@@ -29,7 +32,7 @@ from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError,
 from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, is_embedded, resolve_model
 from prefbuild.tooluse.native import with_text_tool_calls
 
-__all__ = ["TransformersTeacher"]
+__all__ = ["TransformersTeacher", "resolve_device"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +72,32 @@ def _settings_key(sampling: Sampling) -> tuple[Any, ...]:
     )
 
 
+def resolve_device(device: str) -> str:
+    """The torch device a ``device`` setting names: ``auto`` is ``cuda`` when torch sees a GPU, else ``cpu``.
+
+    Args:
+        device: ``auto`` or a torch device string (``cpu``, ``cuda``, ``cuda:1``, ``mps``).
+
+    Returns:
+        A torch device string.
+
+    Raises:
+        TeacherError: a device torch does not know.
+
+    Example:
+        >>> resolve_device("cpu")
+        'cpu'
+    """
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        return str(torch.device(device))
+    except RuntimeError as error:
+        raise TeacherError(f"transformers teacher: device {device!r}: {error}") from None
+
+
 def _resolve(job: _Job, outcome: list[Completion] | BaseException) -> None:
     def deliver() -> None:
         if job.future.done():
@@ -93,6 +122,7 @@ class TransformersTeacher(Teacher):
         max_batch_size: int = 8,
         linger_s: float = 0.01,
         dtype: str = "bfloat16",
+        device: str = "auto",
         default_sampling: Sampling | None = None,
     ) -> None:
         self._source = model
@@ -100,6 +130,7 @@ class TransformersTeacher(Teacher):
         self.max_batch_size = max_batch_size
         self.linger_s = linger_s
         self.dtype = dtype
+        self.device = device
         self.default_sampling = default_sampling or Sampling()
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._worker: threading.Thread | None = None
@@ -108,7 +139,9 @@ class TransformersTeacher(Teacher):
         self._warned: set[str] = set()
 
     def __repr__(self) -> str:
-        return f"TransformersTeacher(model={self.model!r}, max_batch_size={self.max_batch_size})"
+        return (
+            f"TransformersTeacher(model={self.model!r}, max_batch_size={self.max_batch_size}, device={self.device!r})"
+        )
 
     # ----------------------------------------------------------------- lifecycle
     async def start(self) -> None:
@@ -126,11 +159,13 @@ class TransformersTeacher(Teacher):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         path, _ = resolve_model(self._source)
+        device = resolve_device(self.device)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path)
-            lm = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, self.dtype))
-        except (OSError, ValueError) as error:
-            raise TeacherError(f"transformers teacher: cannot load model {path!r}: {error}") from None
+            lm = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, self.dtype)).to(device)
+        # A CPU-only torch build answers a CUDA device with an AssertionError.
+        except (OSError, ValueError, RuntimeError, AssertionError) as error:
+            raise TeacherError(f"transformers teacher: cannot load model {path!r} on {device}: {error}") from None
         tokenizer.padding_side = "left"
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -235,7 +270,7 @@ class TransformersTeacher(Teacher):
         extra = sampling.extra_body
         tokenizer = self._tokenizer
         prompts = [self._prompt(row.job.request) for row in rows]
-        encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        encoded = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self._lm.device)
         options: dict[str, Any] = {
             "max_new_tokens": sampling.max_tokens,
             "pad_token_id": tokenizer.pad_token_id,

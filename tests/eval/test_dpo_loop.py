@@ -54,5 +54,10 @@ def test_tiny_dpo_loop_trains_on_training_tasks_and_evaluates_on_held_out_ones(t
     trained_weights = load_file(out / "model-dpo-searcher" / "model.safetensors")
     name = next(key for key in base_weights if key.endswith("q_proj.weight"))
     assert not (base_weights[name].float() == trained_weights[name].float()).all()  # LoRA merged in
+    counts = json.loads((out / "pairs-searcher.counts.json").read_text())
+    assert counts["kept"] == len(pairs)
+    log = json.loads((out / "dpo-searcher" / "log_history.json").read_text())
+    assert [entry["step"] for entry in log if "loss" in entry] == [1, 2]
+    assert (out / "comparison-searcher.txt").read_text().startswith("A = embedded")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["trained"]["searcher"]["run_dir"] == str(out / "eval-dpo-searcher")

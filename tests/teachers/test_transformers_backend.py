@@ -69,3 +69,38 @@ def test_output_constraints_it_cannot_honour_are_refused():
 
     with pytest.raises(TeacherError, match="cannot honour structured_outputs"):
         asyncio.run(go())
+
+
+def test_the_model_runs_on_the_device_asked_for():
+    """``auto`` is the GPU when torch sees one; prompts go to the model's device (run on a GPU machine too)."""
+    import torch
+
+    from prefbuild.teachers.transformers_backend import resolve_device
+
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert resolve_device("cpu") == "cpu"
+    with pytest.raises(TeacherError, match="device 'toaster'"):
+        resolve_device("toaster")
+
+    async def go(device: str):
+        async with TransformersTeacher(device=device) as teacher:
+            [completion] = await teacher.complete(request(COUNT, temperature=0.0, max_tokens=8))
+            return teacher._lm.device.type, completion
+
+    where, completion = asyncio.run(go("auto"))
+    assert where == resolve_device("auto")
+    assert completion.completion_tokens == 8 and completion.text.strip()
+
+
+def test_a_device_torch_cannot_use_is_a_teacher_error():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+
+    async def go():
+        async with TransformersTeacher(device="cuda"):
+            pass
+
+    with pytest.raises(TeacherError, match="on cuda"):
+        asyncio.run(go())
