@@ -30,7 +30,7 @@ import math
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -116,6 +116,41 @@ _fold_cached = functools.lru_cache(maxsize=65_536)(_fold)
 def format_reply(text: str, limit: int = REPLY_LIMIT) -> str:
     """The benchmark's cap: a reply longer than ``limit`` characters is cut and marked."""
     return text if len(text) <= limit else text[:limit] + TRUNCATED
+
+
+def fetch_printed_rows(
+    cursor: Any, limit: int, render: Callable[[tuple[Any, ...]], str] = repr
+) -> tuple[tuple[tuple[Any, ...], ...], str, bool]:
+    """Rows of a DB-API cursor only until their printed list passes ``limit`` characters.
+
+    Args:
+        cursor: an executed cursor (SQLite or the MySQL client); one without a result prints ``[]``.
+        limit: the reply cap; rows past it are not fetched (the caller cuts the text).
+        render: how one row is printed (``repr`` of the tuple, as the MySQL client prints it).
+
+    Returns:
+        ``(rows, printed list, read to its end)``; the last is False when rows were left unread.
+
+    Example:
+        >>> import sqlite3
+        >>> fetch_printed_rows(sqlite3.connect(":memory:").execute("SELECT 1, 'a'"), 100)
+        (((1, 'a'),), "[(1, 'a')]", True)
+    """
+    if not cursor.description:
+        return (), "[]", True
+    rows: list[tuple[Any, ...]] = []
+    parts: list[str] = []
+    length = 2
+    while length <= limit:
+        batch = cursor.fetchmany(64)
+        if not batch:
+            return tuple(rows), "[" + ", ".join(parts) + "]", True
+        for row in batch:
+            rows.append(tuple(row))
+            text = render(tuple(row))
+            parts.append(text)
+            length += len(text) + 2
+    return tuple(rows), "[" + ", ".join(parts) + "]", False
 
 
 def _compile_like(pattern: str, escape: str) -> list[tuple[str, str]]:
@@ -613,7 +648,7 @@ class SqlSandbox:
             try:
                 if kind == "query":  # names resolved (1054 first, as MySQL): now ONLY_FULL_GROUP_BY
                     self._check_grouping(statement)
-                rows, text = self._fetch_reply(cursor)
+                rows, text, _ = fetch_printed_rows(cursor, self.reply_limit, self._row_text)
             finally:
                 cursor.close()
         except sqlite3.Error as error:
@@ -636,24 +671,6 @@ class SqlSandbox:
             self._deadline = math.inf
         mutated = connection.total_changes != changes_before or kind == "ddl"
         return ExecResult(reply=format_reply(text, self.reply_limit), error=None, kind=kind, mutated=mutated, rows=rows)
-
-    def _fetch_reply(self, cursor: sqlite3.Cursor) -> tuple[tuple[tuple[Any, ...], ...], str]:
-        """Fetch rows only until the printed list passes the reply limit."""
-        if cursor.description is None:
-            return (), "[]"
-        rows: list[tuple[Any, ...]] = []
-        parts: list[str] = []
-        length = 2
-        while length <= self.reply_limit:
-            batch = cursor.fetchmany(64)
-            if not batch:
-                break
-            for row in batch:
-                rows.append(tuple(row))
-                text = self._row_text(tuple(row))
-                parts.append(text)
-                length += len(text) + 2
-        return tuple(rows), "[" + ", ".join(parts) + "]"
 
     def _row_text(self, row: tuple[Any, ...]) -> str:
         """A row printed the way the client prints it (DECIMAL results as ``Decimal('...')``)."""

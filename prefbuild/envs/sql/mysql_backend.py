@@ -40,6 +40,7 @@ from prefbuild.envs.sql.engine import (
     NOOP_KEYWORDS,
     REPLY_LIMIT,
     ExecResult,
+    fetch_printed_rows,
     format_reply,
 )
 from prefbuild.envs.sql.items import SqlItem
@@ -324,27 +325,16 @@ class MySqlSandbox:
 
     def _fetch_reply(self, cursor: Any) -> tuple[tuple[tuple[Any, ...], ...], str, bool]:
         """Rows until the printed list passes the reply limit; whether the result was read to its end."""
-        if not cursor.description:
-            return (), "[]", True
-        rows: list[tuple[Any, ...]] = []
-        parts: list[str] = []
-        length = 2
-        while length <= self.reply_limit:
-            batch = cursor.fetchmany(64)
-            if not batch:
-                return tuple(rows), "[" + ", ".join(parts) + "]", True
-            for row in batch:
-                rows.append(tuple(row))
-                text = repr(tuple(row))
-                parts.append(text)
-                length += len(text) + 2
+        rows, text, finished = fetch_printed_rows(cursor, self.reply_limit)
+        if finished:
+            return rows, text, True
         drained = 0
         while drained < DRAIN_ROWS:
             batch = cursor.fetchmany(1000)
             if not batch:
-                return tuple(rows), "[" + ", ".join(parts) + "]", True
+                return rows, text, True
             drained += len(batch)
-        return tuple(rows), "[" + ", ".join(parts) + "]", False
+        return rows, text, False
 
     def _discard_rest(self, cursor: Any) -> None:
         """Read and drop the later statements' results, then roll back what they did."""
