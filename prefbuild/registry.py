@@ -1,6 +1,7 @@
 """The one registry of prefbuild's plug-in families.
 
-Every family (envs, teachers, labelers, pair strategies, export formats) is a mapping from a
+Every family (envs, teachers, labelers, pair strategies, export formats, and the scripted
+teacher's per-env mistake makers, ``simulation``) is a mapping from a
 name to an object: built-ins are listed here as ``"module:attribute"`` strings and imported
 lazily (choosing the scripted teacher never imports torch); third-party plug-ins register
 through the entry point group ``prefbuild.<family>`` of their package.
@@ -29,8 +30,8 @@ from prefbuild.errors import PrefbuildError
 
 logger = logging.getLogger(__name__)
 
-Family = Literal["envs", "teachers", "labelers", "pairs", "exports"]
-FAMILIES: tuple[Family, ...] = ("envs", "teachers", "labelers", "pairs", "exports")
+Family = Literal["envs", "teachers", "labelers", "pairs", "exports", "simulation"]
+FAMILIES: tuple[Family, ...] = ("envs", "teachers", "labelers", "pairs", "exports", "simulation")
 
 # What one member of each family is called in error messages.
 KIND: dict[str, str] = {
@@ -39,6 +40,7 @@ KIND: dict[str, str] = {
     "labelers": "labeler",
     "pairs": "pair strategy",
     "exports": "export format",
+    "simulation": "mistake maker",
 }
 
 BUILTINS: dict[str, dict[str, str]] = {
@@ -93,6 +95,14 @@ BUILTINS: dict[str, dict[str, str]] = {
         "sft": "prefbuild.exports.sft:SftFormat",
         "sft_first": "prefbuild.exports.sft:SftFirstFormat",
     },
+    # Per env name: failure_action(env, mode, rng), the scripted teacher's mistakes in that env.
+    "simulation": {
+        "household": "prefbuild.simulation.household_mistakes:failure_action",
+        "sql": "prefbuild.simulation.sql_mistakes:failure_action",
+        "code": "prefbuild.simulation.code_mistakes:failure_action",
+        "bfcl": "prefbuild.simulation.bfcl_mistakes:failure_action",
+        "tau2": "prefbuild.simulation.tau2_mistakes:failure_action",
+    },
 }
 
 
@@ -123,7 +133,7 @@ def targets(family: Family) -> dict[str, str]:
     """Every name of ``family`` with its ``"module:attribute"`` target, built-ins first.
 
     Args:
-        family: one of ``envs``, ``teachers``, ``labelers``, ``pairs``, ``exports``.
+        family: one of ``envs``, ``teachers``, ``labelers``, ``pairs``, ``exports``, ``simulation``.
 
     Returns:
         An ordered mapping name -> target.

@@ -6,9 +6,9 @@ and pairs treat a simulated teacher like any other (its outputs are recorded wit
 and reports can say the data is simulated).
 
 Mistake makers are looked up by env name: ``failure_action(env, mode, rng)`` returns a
-command from the env's current state that shows failure ``mode``, or None. A plug-in env
-adds its own through the ``prefbuild.simulation`` entry point (name = env name, value = the
-function).
+command from the env's current state that shows failure ``mode``, or None. They are the
+registry's ``simulation`` family: a plug-in env adds its own through the
+``prefbuild.simulation`` entry point (name = env name, value = the function).
 """
 
 from __future__ import annotations
@@ -16,20 +16,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
+from prefbuild import registry
+
 MistakeMaker = Callable[[Any, str, random.Random], "str | None"]
-
-BUILTIN_MISTAKES: dict[str, str] = {
-    "household": "prefbuild.simulation.household_mistakes:failure_action",
-    "sql": "prefbuild.simulation.sql_mistakes:failure_action",
-    "code": "prefbuild.simulation.code_mistakes:failure_action",
-    "bfcl": "prefbuild.simulation.bfcl_mistakes:failure_action",
-    "tau2": "prefbuild.simulation.tau2_mistakes:failure_action",
-}
-
 
 _REGISTERED: dict[str, MistakeMaker] = {}
 
@@ -46,16 +37,12 @@ def register_mistake_maker(env_name: str, maker: MistakeMaker) -> None:
 
 @cache
 def mistake_maker(env_name: str) -> MistakeMaker | None:
-    """The mistake maker for ``env_name`` (registered, built-in or plug-in), or None."""
+    """The mistake maker for ``env_name`` (registered in this process, else the registry's), or None."""
     if env_name in _REGISTERED:
         return _REGISTERED[env_name]
-    target = BUILTIN_MISTAKES.get(env_name)
-    if target is None:
-        target = next((e.value for e in entry_points(group="prefbuild.simulation") if e.name == env_name), None)
-    if target is None:
+    if env_name not in registry.targets("simulation"):
         return None
-    module, _, attribute = target.partition(":")
-    return getattr(import_module(module), attribute)
+    return registry.load("simulation", env_name)
 
 
 def failure_action(env: Any, mode: str, rng: random.Random) -> str | None:
