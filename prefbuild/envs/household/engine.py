@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefbuild.envs.household import catalog
-from prefbuild.envs.household.scene import Scene, listing_key
+from prefbuild.envs.household.scene import Receptacle, Scene, listing_key
 from prefbuild.envs.household.tasks import Goal
 
 DIALECTS: tuple[str, ...] = ("classic", "modern")
@@ -57,41 +57,15 @@ def strip_arrival_prefix(observation: str) -> str:
 
 class CompiledScene:
     """Index arrays and pre-rendered strings of one scene. Receptacles and objects are indexed in
-    listing order (type, number descending), so sorting indices sorts names the way the game lists."""
+    listing order (type, number descending), so sorting indices sorts names the way the game lists.
+
+    The receptacle half depends only on the floor plan, so scenes on the same plan (every task
+    drawn on one of a room's few hundred layouts) share it: see ``receptacle_tables``."""
 
     def __init__(self, scene: Scene) -> None:
         self.scene = scene
-        receps = sorted(scene.receptacles, key=lambda r: listing_key(r.type, r.number))
+        self.__dict__.update(receptacle_tables(scene.receptacles))
         objs = sorted(scene.objects, key=lambda o: listing_key(o.type, o.number))
-        self.r_name = [r.name for r in receps]
-        self.r_type = [r.type for r in receps]
-        self.r_openable = [r.openable for r in receps]
-        self.r_loc = [r.location for r in receps]
-        self.r_index = {name: i for i, name in enumerate(self.r_name)}
-        self.r_can_contain = [catalog.CAN_CONTAIN[t] for t in self.r_type]
-        self.r_on = [f"On the {n}, you see " for n in self.r_name]
-        self.r_open_in = [f"The {n} is open. In it, you see " for n in self.r_name]
-        self.r_closed = [f"The {n} is closed." for n in self.r_name]
-        self.cmd_goto = [f"go to {n}" for n in self.r_name]
-        self.cmd_open = [f"open {n}" for n in self.r_name]
-        self.cmd_close = [f"close {n}" for n in self.r_name]
-        self.cmd_examine_r = [f"examine {n}" for n in self.r_name]
-        self.locations = sorted(set(self.r_loc))
-        self.loc_receps: dict[int, tuple[int, ...]] = {loc: () for loc in [0, *self.locations]}
-        for i, loc in enumerate(self.r_loc):
-            self.loc_receps[loc] = (*self.loc_receps[loc], i)
-        self.goto_at: dict[int, list[str]] = {
-            loc: sorted(self.cmd_goto[i] for i in range(len(receps)) if self.r_loc[i] != loc) for loc in self.loc_receps
-        }
-        self.facing_prefix: dict[int, str] = {
-            loc: f"You are facing the {join_list([self.r_name[i] for i in idx])}. Next to it, you see "
-            for loc, idx in self.loc_receps.items()
-            if idx
-        }
-        self.facing: dict[int, str] = {loc: prefix + "nothing." for loc, prefix in self.facing_prefix.items()}
-        self.r_by_type: dict[str, list[int]] = {}
-        for i, t in enumerate(self.r_type):
-            self.r_by_type.setdefault(t, []).append(i)
         self.o_name = [o.name for o in objs]
         self.o_type = [o.type for o in objs]
         self.o_index = {name: i for i, name in enumerate(self.o_name)}
@@ -106,15 +80,86 @@ class CompiledScene:
         self.o_knife = [t in catalog.KNIFE_TYPES for t in self.o_type]
         self.o_start = [self.r_index[o.receptacle] for o in objs]
         self.search_orders: dict[str, tuple[int, ...]] = {}  # filled by the searching expert
-        self.intro_look = "You are in the middle of a room. Looking quickly around you, you see " + (
-            join_list([f"a {n}" for n in self.r_name]) + "."
-        )
 
     def receptacles_of_type(self, type_name: str | None) -> list[int]:
         return list(self.r_by_type.get(type_name or "", ()))
 
     def objects_of_type(self, type_name: str | None) -> list[int]:
         return [i for i, t in enumerate(self.o_type) if t == type_name]
+
+
+def _receptacle_tables_of(receptacles: tuple[Receptacle, ...]) -> dict[str, Any]:
+    receps = sorted(receptacles, key=lambda r: listing_key(r.type, r.number))
+    r_name = [r.name for r in receps]
+    r_type = [r.type for r in receps]
+    r_loc = [r.location for r in receps]
+    cmd_goto = [f"go to {n}" for n in r_name]
+    locations = sorted(set(r_loc))
+    loc_receps: dict[int, tuple[int, ...]] = {loc: () for loc in [0, *locations]}
+    for i, loc in enumerate(r_loc):
+        loc_receps[loc] = (*loc_receps[loc], i)
+    facing_prefix = {
+        loc: f"You are facing the {join_list([r_name[i] for i in idx])}. Next to it, you see "
+        for loc, idx in loc_receps.items()
+        if idx
+    }
+    r_by_type: dict[str, list[int]] = {}
+    for i, t in enumerate(r_type):
+        r_by_type.setdefault(t, []).append(i)
+    return {
+        "r_name": r_name,
+        "r_type": r_type,
+        "r_openable": [r.openable for r in receps],
+        "r_loc": r_loc,
+        "r_index": {name: i for i, name in enumerate(r_name)},
+        "r_can_contain": [catalog.CAN_CONTAIN[t] for t in r_type],
+        "r_on": [f"On the {n}, you see " for n in r_name],
+        "r_open_in": [f"The {n} is open. In it, you see " for n in r_name],
+        "r_closed": [f"The {n} is closed." for n in r_name],
+        "cmd_goto": cmd_goto,
+        "cmd_open": [f"open {n}" for n in r_name],
+        "cmd_close": [f"close {n}" for n in r_name],
+        "cmd_examine_r": [f"examine {n}" for n in r_name],
+        "locations": locations,
+        "loc_receps": loc_receps,
+        "goto_at": {
+            loc: sorted(cmd_goto[i] for i in range(len(receps)) if r_loc[i] != loc) for loc in loc_receps
+        },
+        "facing_prefix": facing_prefix,
+        "facing": {loc: prefix + "nothing." for loc, prefix in facing_prefix.items()},
+        "r_by_type": r_by_type,
+        "intro_look": "You are in the middle of a room. Looking quickly around you, you see "
+        + (join_list([f"a {n}" for n in r_name]) + "."),
+    }
+
+
+_TABLES: dict[int, tuple[tuple[Receptacle, ...], dict[str, Any]]] = {}
+
+
+def receptacle_tables(receptacles: tuple[Receptacle, ...]) -> dict[str, Any]:
+    """The receptacle attributes of ``CompiledScene`` (names, commands, locations, fixed texts).
+
+    Memoised on the very tuple object (``layout`` hands out one tuple per floor plan), so
+    every scene on a plan shares one set of read-only tables; a bounded memo.
+
+    Args:
+        receptacles: a scene's receptacles.
+
+    Returns:
+        Attribute name -> value, for ``CompiledScene`` (never mutate the values).
+
+    Example:
+        >>> receptacle_tables(layout("kitchen", 1))["r_name"][:1]  # doctest: +SKIP
+        ['cabinet 9']
+    """
+    hit = _TABLES.get(id(receptacles))
+    if hit is not None and hit[0] is receptacles:
+        return hit[1]
+    tables = _receptacle_tables_of(receptacles)
+    if len(_TABLES) > 1024:
+        _TABLES.clear()
+    _TABLES[id(receptacles)] = (receptacles, tables)
+    return tables
 
 
 _COMPILED: dict[int, tuple[Scene, CompiledScene]] = {}

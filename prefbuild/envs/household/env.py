@@ -81,7 +81,8 @@ class HouseholdEnv(Env):
         self.close_after_search = bool(options.get("close_after_search", True))
         self._engine: Engine | None = None
         self._task: EnvTask | None = None
-        self._initial_plan = 0
+        self._initial_plan: int | None = 0
+        self._initial_state: Snapshot | None = None
         self._epoch = 0
         self._plan_cache: tuple[tuple[int, int], int] | None = None
 
@@ -129,7 +130,9 @@ class HouseholdEnv(Env):
         self._engine = Engine(payload.scene, payload.goal, self.dialect)
         self._epoch += 1
         self._plan_cache = None
-        self._initial_plan = self.expert_steps_remaining()
+        # The oracle's plan from the start is counted when progress() first needs it: replays
+        # (pair building) reset an env per episode and never ask.
+        self._initial_plan, self._initial_state = None, self._engine.snapshot()
         observation = self._engine.intro(raw=self.intro == "raw")
         return observation, {"won": False, "task_id": task.info.id, "task_type": payload.goal.task_type}
 
@@ -168,9 +171,20 @@ class HouseholdEnv(Env):
         """``1 - remaining / initial`` oracle steps, clamped to [0, 1]; 1.0 once won."""
         if self.engine.won:
             return 1.0
-        if self._initial_plan <= 0:
+        initial = self._initial_steps()
+        if initial <= 0:
             return 0.0
-        return min(1.0, max(0.0, 1.0 - self.expert_steps_remaining() / self._initial_plan))
+        return min(1.0, max(0.0, 1.0 - self.expert_steps_remaining() / initial))
+
+    def _initial_steps(self) -> int:
+        """Steps the oracle needed from the episode's start (counted once, on a copy of the engine)."""
+        if self._initial_plan is None:
+            assert self._initial_state is not None
+            start = self.engine.clone()
+            start.restore(self._initial_state)
+            steps = plan_length(start, ORACLE)
+            self._initial_plan = DEFAULT_LIMIT if steps is None else steps
+        return self._initial_plan
 
     # --- branching ---------------------------------------------------------------------------
 
@@ -188,7 +202,7 @@ class HouseholdEnv(Env):
         if self._engine is not None:
             twin._engine = self._engine.clone()
             twin._task = self._task
-            twin._initial_plan = self._initial_plan
+            twin._initial_plan, twin._initial_state = self._initial_plan, self._initial_state
         return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> HouseholdEnv:

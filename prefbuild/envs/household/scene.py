@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import accumulate
 
 from prefbuild.envs.household import catalog
 
@@ -184,9 +186,11 @@ def _slots(receptacles: Sequence[Receptacle], object_type: str, scenery: bool) -
 
 
 def _pick(slots: Sequence[Receptacle], load: Mapping[str, int], rng: random.Random) -> Receptacle:
-    # Prefer emptier receptacles so contents stay in ALFRED's 0-6 range.
-    weights = [1.0 / (1 + load.get(r.name, 0)) ** 2 for r in slots]
-    return rng.choices(list(slots), weights=weights, k=1)[0]
+    # Prefer emptier receptacles so contents stay in ALFRED's 0-6 range. This is
+    # ``rng.choices(slots, weights, k=1)[0]`` written out (same draws, same float sums), as
+    # task generation calls it for every object of every scene.
+    cumulative = list(accumulate([1.0 / (1 + load.get(r.name, 0)) ** 2 for r in slots]))
+    return slots[bisect(cumulative, rng.random() * (cumulative[-1] + 0.0), 0, len(cumulative) - 1)]
 
 
 def place_objects(
