@@ -156,9 +156,10 @@ def receptacle_tables(receptacles: tuple[Receptacle, ...]) -> dict[str, Any]:
     if hit is not None and hit[0] is receptacles:
         return hit[1]
     tables = _receptacle_tables_of(receptacles)
-    if len(_TABLES) > 1024:
-        _TABLES.clear()
-    _TABLES[id(receptacles)] = (receptacles, tables)
+    if isinstance(receptacles, tuple):  # a list may change: only tuples are memoised
+        if len(_TABLES) > 1024:
+            _TABLES.clear()
+        _TABLES[id(receptacles)] = (receptacles, tables)
     return tables
 
 

@@ -76,35 +76,58 @@ def listing_key(type_name: str, number: int) -> tuple[str, int]:
 def scene_problems(scene: Scene) -> list[str]:
     """Every rule a scene breaks (empty when valid): unique names, global per-type numbering from 1,
     objects inside existing receptacles that may hold them, receptacle/object type names known."""
-    problems: list[str] = []
-    receptacle_names = {r.name: r for r in scene.receptacles}
-    if len(receptacle_names) != len(scene.receptacles):
-        problems.append("duplicate receptacle names")
+    duplicates, receptacle_rules, receptacle_names, receptacle_numbers = _receptacle_checks(scene.receptacles)
+    problems: list[str] = list(duplicates)
     object_names = [o.name for o in scene.objects]
     if len(set(object_names)) != len(object_names):
         problems.append("duplicate object names")
-    if any(r.location < 1 for r in scene.receptacles):
-        problems.append("receptacle locations are numbered from 1 (0 is the middle of the room)")
-    for recep in scene.receptacles:
-        if recep.type not in catalog.CAN_CONTAIN:
-            problems.append(f"unknown receptacle type {recep.type!r}")
-        if recep.openable and recep.type not in catalog.OPENABLE_TYPES:
-            problems.append(f"{recep.name} cannot be openable")
+    problems.extend(receptacle_rules)
+    numbers = {type_name: list(used) for type_name, used in receptacle_numbers.items()}
+    object_types, pickupable, can_contain = catalog.OBJECT_TYPES, catalog.PICKUPABLE, catalog.CAN_CONTAIN
     for obj in scene.objects:
-        if obj.type not in catalog.OBJECT_TYPES:
+        if obj.type not in object_types:
             problems.append(f"unknown object type {obj.type!r}")
         holder = receptacle_names.get(obj.receptacle)
         if holder is None:
             problems.append(f"{obj.name} lies in unknown receptacle {obj.receptacle!r}")
-        elif obj.type in catalog.PICKUPABLE and obj.type not in catalog.CAN_CONTAIN.get(holder.type, ()):
+        elif obj.type in pickupable and obj.type not in can_contain.get(holder.type, ()):
             problems.append(f"{obj.name} cannot be in {holder.name}")
-    numbers: dict[str, list[int]] = {}
-    for entity in (*scene.receptacles, *scene.objects):
-        numbers.setdefault(entity.type, []).append(entity.number)
+        numbers.setdefault(obj.type, []).append(obj.number)
     for type_name, used in numbers.items():
         if sorted(used) != list(range(1, len(used) + 1)):
             problems.append(f"{type_name} instances must be numbered 1..{len(used)}, got {sorted(used)}")
     return problems
+
+
+_ReceptacleChecks = tuple[tuple[str, ...], tuple[str, ...], dict[str, "Receptacle"], dict[str, tuple[int, ...]]]
+_RECEPTACLE_CHECKS: dict[int, tuple[tuple[Receptacle, ...], _ReceptacleChecks]] = {}
+
+
+def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks:
+    """``scene_problems``'s receptacle half: (duplicate-name problem, other receptacle problems,
+    receptacles by name, instance numbers by type). Every task drawn on one floor plan shares
+    the plan's tuple (``layout``), so it is checked once: memoised on that very tuple (bounded)."""
+    hit = _RECEPTACLE_CHECKS.get(id(receptacles))
+    if hit is not None and hit[0] is receptacles:
+        return hit[1]
+    by_name = {r.name: r for r in receptacles}
+    duplicates = ("duplicate receptacle names",) if len(by_name) != len(receptacles) else ()
+    rules: list[str] = []
+    if any(r.location < 1 for r in receptacles):
+        rules.append("receptacle locations are numbered from 1 (0 is the middle of the room)")
+    numbers: dict[str, list[int]] = {}
+    for recep in receptacles:
+        if recep.type not in catalog.CAN_CONTAIN:
+            rules.append(f"unknown receptacle type {recep.type!r}")
+        if recep.openable and recep.type not in catalog.OPENABLE_TYPES:
+            rules.append(f"{recep.name} cannot be openable")
+        numbers.setdefault(recep.type, []).append(recep.number)
+    checks = (duplicates, tuple(rules), by_name, {t: tuple(used) for t, used in numbers.items()})
+    if isinstance(receptacles, tuple):  # a list may change: only tuples are memoised
+        if len(_RECEPTACLE_CHECKS) > 1024:
+            _RECEPTACLE_CHECKS.clear()
+        _RECEPTACLE_CHECKS[id(receptacles)] = (receptacles, checks)
+    return checks
 
 
 # --- layouts --------------------------------------------------------------------------------------
@@ -181,8 +204,21 @@ class TargetRule:
 
 
 def _slots(receptacles: Sequence[Receptacle], object_type: str, scenery: bool) -> list[Receptacle]:
+    """Receptacles that may hold ``object_type`` (a fresh list); memoised per floor-plan tuple."""
+    key = (id(receptacles), object_type, scenery)
+    hit = _SLOTS.get(key)
+    if hit is not None and hit[0] is receptacles:
+        return list(hit[1])
     allowed = catalog.receptacles_for(object_type)
-    return [r for r in receptacles if r.type in allowed and not (scenery and r.openable)]
+    slots = tuple(r for r in receptacles if r.type in allowed and not (scenery and r.openable))
+    if isinstance(receptacles, tuple):
+        if len(_SLOTS) > 65536:
+            _SLOTS.clear()
+        _SLOTS[key] = (receptacles, slots)
+    return list(slots)
+
+
+_SLOTS: dict[tuple[int, str, bool], tuple[Sequence[Receptacle], tuple[Receptacle, ...]]] = {}
 
 
 def _pick(slots: Sequence[Receptacle], load: Mapping[str, int], rng: random.Random) -> Receptacle:
@@ -254,7 +290,11 @@ def place_objects(
 
 
 def _numbered(placed: Sequence[tuple[str, str]], rng: random.Random) -> list[SceneObject]:
-    """Number instances per type 1..n in a random order (real games number by internal id)."""
+    """Number instances per type 1..n in a random order (real games number by internal id).
+
+    Returned in listing order (type ascending, number descending): types are visited in
+    order and each type's instances are sorted by number, so no global sort is needed.
+    """
     by_type: dict[str, list[str]] = {}
     for type_name, recep in placed:
         by_type.setdefault(type_name, []).append(recep)
@@ -263,5 +303,6 @@ def _numbered(placed: Sequence[tuple[str, str]], rng: random.Random) -> list[Sce
         receps = by_type[type_name]
         numbers = list(range(1, len(receps) + 1))
         rng.shuffle(numbers)
-        objects.extend(SceneObject(type_name, n, recep) for n, recep in zip(numbers, receps, strict=True))
-    return sorted(objects, key=lambda o: listing_key(o.type, o.number))
+        numbered = sorted(zip(numbers, receps, strict=True), reverse=True)  # numbers are unique
+        objects.extend(SceneObject(type_name, n, recep) for n, recep in numbered)
+    return objects

@@ -21,7 +21,17 @@ def is_tool_trajectory(trajectory: Trajectory) -> bool:
     """A trajectory of a tool env, or one whose steps made or recorded tool calls."""
     if trajectory.env.name in TOOL_ENVS or trajectory.tools:
         return True
-    return any(step.tool_calls or step.facts.tools for step in trajectory.steps)
+    # Every labeler asks about the same trajectory in turn: the step scan is remembered for the
+    # last trajectory object seen (records are not mutated while they are labelled).
+    last = _LAST_SCAN[0]
+    if last is not None and last[0] is trajectory:
+        return last[1]
+    found = any(step.tool_calls or step.facts.tools for step in trajectory.steps)
+    _LAST_SCAN[0] = (trajectory, found)
+    return found
+
+
+_LAST_SCAN: list[tuple[Trajectory, bool] | None] = [None]
 
 
 def toolbox(trajectory: Trajectory) -> ToolBox | None:
