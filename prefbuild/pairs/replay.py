@@ -35,7 +35,9 @@ def _household_task(info: TaskInfo) -> EnvTask:
     if index is None or info.seed is None:
         raise ReplayError(f"household task {info.id!r} has no meta.index or seed to regenerate it from")
     task = generate_task(info.split, info.seed, int(index))
-    return EnvTask(info=task_info(task), payload=task)
+    # The recorded info stands for a task that regenerates under the same id (``_resolve`` keeps
+    # it anyway); the regenerated record is built only to report a mismatch.
+    return EnvTask(info=info if task.id == info.id else task_info(task), payload=task)
 
 
 # Envs that can rebuild one task from its TaskInfo directly; others are searched in env.tasks().
