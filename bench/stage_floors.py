@@ -1,0 +1,163 @@
+"""Where ``label`` and ``pair`` spend their time: each stage beside its own floors, in steps/s per core.
+
+    .venv/bin/python bench/stage_floors.py                     # a scripted 10,000-task run
+    .venv/bin/python bench/stage_floors.py --tasks 2000
+    .venv/bin/python bench/stage_floors.py --run-dir RUN       # a run that already has labelled.jsonl
+
+The scripted ``simulate`` recipe is played (as in ``bench/scale.py``), labelled and paired;
+then every measurement runs in a fresh process, so caches start cold as in real use:
+
+- label: reading and validating the trajectories alone; reading, validating, serialising
+  and writing them unchanged; the whole stage (``api.label``).
+- pair: reading and validating the labelled file alone; the recipe's strategies with the
+  stepwise chosen action taken from the recording (``expert: oracle``, no replay); replaying
+  every labelled episode alone (regenerate the task, reset, step to the end); the whole
+  stage (``api.pair``, ``expert: searcher``, the default).
+
+Each figure is also printed as a share of its stage, so the gap to a target is the sum of
+the parts that would have to go.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEASURE = r"""
+import json, sys, time
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from prefbuild import api
+from prefbuild.io.jsonl import JsonlWriter, read_records
+from prefbuild.io.rundir import trajectory_files
+from prefbuild.records import Trajectory
+what, run_dir, scratch = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+labelled = run_dir / "labelled.jsonl"
+sources = trajectory_files(run_dir)
+
+
+def read(paths):
+    steps = 0
+    for path in paths:
+        for trajectory in read_records(path, Trajectory):
+            steps += len(trajectory.steps)
+    return steps
+
+
+def pair_specs(expert):
+    recipe = api.load("simulate").recipe
+    specs = [spec.model_dump() for spec in recipe.pairs.strategies]
+    for spec in specs:
+        if spec["name"] == "stepwise":
+            spec["params"] = {{**(spec.get("params") or {{}}), "expert": expert}}
+    return recipe, specs
+
+
+started = time.process_time()
+if what == "label_read":
+    steps = read(sources)
+elif what == "label_read_write":
+    steps = 0
+    with JsonlWriter(scratch / "copy.jsonl", flush=False) as writer:
+        for path in sources:
+            for trajectory in read_records(path, Trajectory):
+                steps += len(trajectory.steps)
+                writer.write(trajectory)
+elif what == "label":
+    steps = api.label(sources, scratch / "labelled.jsonl").steps
+elif what == "pair_read":
+    steps = read([labelled])
+elif what == "pair_oracle":
+    from prefbuild.pairs import build_pairs
+    recipe, specs = pair_specs("oracle")
+    config = recipe.pairs
+    report = build_pairs(read_records(labelled, Trajectory), specs, max_per_reason=config.max_per_reason,
+                         max_per_trajectory=config.max_per_trajectory, dedup=config.dedup,
+                         near_dedup=config.near_dedup, test_fraction=config.test_fraction, seed=recipe.seed)
+    with JsonlWriter(scratch / "pairs.jsonl", flush=False) as writer:
+        for pair in report:
+            writer.write(pair)
+    steps = None
+elif what == "replay":
+    from prefbuild.pairs.replay import replay
+    steps = 0
+    for trajectory in read_records(labelled, Trajectory):
+        if any(step.labels for step in trajectory.steps):
+            replay(trajectory, len(trajectory.steps))
+    steps = None
+else:
+    api.pair([labelled], scratch / "pairs.jsonl", recipe="simulate")
+    steps = None
+print(json.dumps({{"cpu_s": time.process_time() - started, "steps": steps}}))
+"""
+
+LABEL_PARTS = (
+    ("label_read", "read + validate"),
+    ("label_read_write", "read + validate + serialise + write"),
+    ("label", "label stage (api.label)"),
+)
+PAIR_PARTS = (
+    ("pair_read", "read + validate"),
+    ("replay", "replay of labelled episodes alone (incl. read)"),
+    ("pair_oracle", "pair, stepwise expert: oracle (no replay)"),
+    ("pair", "pair stage (api.pair, expert: searcher)"),
+)
+
+
+def measure(what: str, run_dir: Path, scratch: Path) -> dict[str, float]:
+    code = MEASURE.format(root=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code, what, str(run_dir), str(scratch)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def prepare(run_dir: Path, tasks: int) -> None:
+    """Generate and label a scripted run into ``run_dir`` (a fresh process each)."""
+    prepare_code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from pathlib import Path\n"
+        "from prefbuild import api\n"
+        "from prefbuild.io.rundir import trajectory_files\n"
+        "run = Path(sys.argv[1])\n"
+        "api.generate('simulate', overrides=[f'env.num_tasks={int(sys.argv[2])}'], out=run, quiet=True)\n"
+        "api.label(trajectory_files(run), run / 'labelled.jsonl')\n"
+    )
+    subprocess.run([sys.executable, "-c", prepare_code, str(run_dir), str(tasks)], check=True)
+
+
+def report(title: str, parts: tuple[tuple[str, str], ...], run_dir: Path, scratch: Path, steps: int) -> None:
+    figures = {what: measure(what, run_dir, scratch) for what, _ in parts}
+    whole = figures[parts[-1][0]]["cpu_s"]
+    print(f"{title} ({steps} steps)")
+    for what, description in parts:
+        cpu = figures[what]["cpu_s"]
+        print(f"  {description:<50} {cpu:7.2f} s  {steps / cpu:>9,.0f} steps/s  {cpu / whole:6.1%} of the stage")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=10000, help="tasks of the scripted run to generate")
+    parser.add_argument("--run-dir", type=Path, help="an existing run directory with labelled.jsonl")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        run_dir = args.run_dir
+        if run_dir is None:
+            run_dir = Path(folder) / "run"
+            prepare(run_dir, args.tasks)
+        scratch = Path(folder) / "scratch"
+        scratch.mkdir()
+        steps = int(measure("label_read", run_dir, scratch)["steps"])
+        report("label", LABEL_PARTS, run_dir, scratch, steps)
+        report("pair", PAIR_PARTS, run_dir, scratch, steps)
+    print("CPU seconds of each measurement's own process (imports excluded); 100,000 steps/s needs "
+          f"{steps / 100_000:.2f} s for the whole stage.")
+
+
+if __name__ == "__main__":
+    main()
