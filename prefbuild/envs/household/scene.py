@@ -301,6 +301,9 @@ def _numbered(placed: Sequence[tuple[str, str]], rng: random.Random) -> list[Sce
     objects: list[SceneObject] = []
     for type_name in sorted(by_type):
         receps = by_type[type_name]
+        if len(receps) == 1:  # shuffling one number draws nothing
+            objects.append(SceneObject(type_name, 1, receps[0]))
+            continue
         numbers = list(range(1, len(receps) + 1))
         rng.shuffle(numbers)
         numbered = sorted(zip(numbers, receps, strict=True), reverse=True)  # numbers are unique
