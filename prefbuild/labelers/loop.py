@@ -136,13 +136,32 @@ def _may_repeat(keys: list[str | None]) -> bool:
     return len(set(pairs)) < len(pairs)
 
 
+def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[int, int]]:
+    """(earlier, later) command steps, thoughts aside, that both did nothing and differ in one slot
+    (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``)."""
+    found: list[tuple[int, int]] = []
+    previous: int | None = None
+    for index, key in enumerate(keys):
+        if key is None or key.startswith("think: "):
+            continue
+        if (
+            previous is not None
+            and is_nothing_happens(steps[index].feedback)
+            and is_nothing_happens(steps[previous].feedback)
+            and _slot_swap([keys[previous]], [key]) is not None
+        ):
+            found.append((previous, index))
+        previous = index
+    return found
+
+
 class LoopLabeler(Labeler):
     """Labels steps that repeat an earlier command or thought (or replay a lap with one slot
     varied) while nothing new was seen and nothing changed."""
 
     name: ClassVar[str] = "loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     defaults: ClassVar[dict[str, object]] = {
         "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
         "max_cycle": 10,  # longest script / lap (in steps) compared for replays
@@ -167,7 +186,8 @@ class LoopLabeler(Labeler):
         keys = [step_key(step) for step in steps]
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        if not _may_repeat(keys):
+        guesses = _failed_variants(steps, keys)
+        if not guesses and not _may_repeat(keys):
             return []
         states, novel, final = self._replay(steps)
         found: dict[int, Label] = {}
@@ -175,6 +195,7 @@ class LoopLabeler(Labeler):
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
             self._replays(keys, novel, found)
             self._laps(keys, states, novel, found)
+            self._guesses(guesses, keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
@@ -318,3 +339,23 @@ class LoopLabeler(Labeler):
             )
 
         self._blocks(len(keys), found, 0.85, evidence_of)
+
+    def _guesses(
+        self,
+        guesses: list[tuple[int, int]],
+        keys: list[str | None],
+        states: list[frozenset[tuple[str, str]]],
+        novel: list[bool],
+        found: dict[int, Label],
+    ) -> None:
+        """A command that did nothing tried again with one slot changed, from the same state and with
+        nothing new seen: guessing object numbers or places the episode has already ruled out."""
+        for earlier, later in guesses:
+            if states[earlier] != states[later] or novel[later]:
+                continue
+            old, new = _slot_swap([keys[earlier]], [keys[later]]) or ("", "")
+            evidence = (
+                f"command '{short(keys[later] or '', 60)}' retries step {earlier} ('{short(keys[earlier] or '', 60)}') "
+                f"with only '{old}' changed to '{new}'; both did nothing and nothing changed in between"
+            )
+            found.setdefault(later, self.make_label(later, 0.85, evidence))

@@ -120,7 +120,7 @@ class PrematureSuccessLabeler(Labeler):
 
     name: ClassVar[str] = "premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     # The sql env has its own labeler for this mode (``sql_premature_success``).
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
@@ -194,7 +194,7 @@ class PrematureSuccessLabeler(Labeler):
             claim = find_claim(text, goal)
             if claim is None:
                 continue
-            if claim.kind == TASK or goal is None or not _narrates(claim, command, goal):
+            if claim.kind == TASK or goal is None or not _narrates(claim, command):
                 return claim
         return None
 
@@ -220,14 +220,15 @@ class PrematureSuccessLabeler(Labeler):
         return None
 
 
-def _narrates(claim: Claim, command: str, goal: Goal) -> bool:
-    """ "Now I put it on the sofa." beside ``go to sofa 1`` or a put (or "Now I look at the cd under the
-    desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan."""
+def _narrates(claim: Claim, command: str) -> bool:
+    """ "Now I put it on the sofa." beside a ``go to`` or a put (or "Now I look at the cd under the
+    desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan. A walk narrated as the
+    put is an intention whatever place it heads for (the agent may go elsewhere first)."""
     if re.search(r"\b(?:have|has|had|'ve|already|been|was|were)\b", claim.sentence, re.IGNORECASE):
         return False  # a perfect or passive claim says it is done, not that it is being done
     if claim.kind in (LAMP, LAMP_ON):
         return command.startswith(("use ", "go to ", "take "))
-    return command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
+    return command.startswith(("go to ", "put "))
 
 
 def _a(noun: str) -> str:

@@ -41,7 +41,7 @@ _INTERJECTION = re.compile(
     r"(?:response|information|info|feedback|update|observation|reply|result|output))?)\s*[!.]",
     re.IGNORECASE,
 )
-_CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
 _STOP_WORDS = frozenset(
     {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
      "not", "for", "from", "its", "into", "have", "has", "was", "were", "which", "can", "also"}
@@ -114,7 +114,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt

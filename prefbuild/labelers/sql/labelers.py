@@ -20,6 +20,8 @@ from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 _SPACES = re.compile(r"\s+")
 _AROUND_PUNCTUATION = re.compile(r"\s*([(),=<>!])\s*")
+# "AS total" before the next select-list item or FROM (not "CAST(x AS SIGNED)", which a parenthesis closes).
+_COLUMN_ALIAS = re.compile(r"\s*\bas\s+(?:\w+|'[^']*'|\"[^\"]*\")(?=\s*,|\s+from\b)")
 
 
 def step_kind(step: Step) -> str | None:
@@ -66,13 +68,18 @@ def operation_succeeded(step: Step) -> bool:
 
 def normalize_sql(sql: str) -> str:
     """Comparable form of a query: lower case, single spaces, no spaces at punctuation, no trailing ';',
-    no backquotes around names.
+    no backquotes around names, no column aliases in the select list (results print without headers,
+    so ``COUNT(*) AS total`` returns what ``COUNT(*)`` does).
 
     Example:
         >>> normalize_sql("SELECT `Population` FROM `Towns`;") == normalize_sql("select Population from Towns")
         True
+        >>> normalize_sql("SELECT COUNT(*) AS total FROM t") == normalize_sql("SELECT COUNT(*) FROM t")
+        True
     """
     text = _SPACES.sub(" ", sql.strip().rstrip(";").strip().replace("`", "")).lower()
+    if text.startswith("select"):
+        text = _COLUMN_ALIAS.sub("", text)
     return _AROUND_PUNCTUATION.sub(r"\1", text)
 
 
@@ -123,7 +130,7 @@ class SqlWrongAnswerLabeler(Labeler):
 
     name: ClassVar[str] = "sql_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {
         "unobserved_confidence": 0.7,
@@ -266,6 +273,7 @@ class SqlLoopLabeler(Labeler):
 
     name: ClassVar[str] = "sql_loop"
     mode: ClassVar[str] = FailureMode.loop.value
+    version: ClassVar[int] = 2
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"min_repeats": 2}
 
