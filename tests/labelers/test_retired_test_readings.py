@@ -113,3 +113,75 @@ def test_a_query_re_run_with_only_a_column_alias_added_is_a_repeat() -> None:
     turns = [query("SELECT COUNT(*) FROM t", "[(14,)]"), query("SELECT COUNT(*) AS total FROM t", "[(14,)]")]
     trajectory = _trajectory(turns, goal="How many?", name="sql", protocol="dbbench")
     assert _labelled(SqlLoopLabeler(), trajectory) == [1]
+
+
+# Readings added when the second blind test set was scored and retired.
+
+
+def test_failures_of_spelling_are_not_guesses() -> None:
+    turns = [
+        {"raw": "ACTION: go to cabinet 1", "action": "go to cabinet 1", "feedback": NOTHING,
+         "normalized": ["action tag 'ACTION:' dropped"], "facts": {"problems": ["unexpected action tag 'ACTION:'"]}},
+        {"raw": "go to cabinet 2.", "action": "go to cabinet 2.", "feedback": NOTHING},
+        {"raw": "go to cabinet 2", "action": "go to cabinet 2", "feedback": "On the cabinet 2, you see a pot 1."},
+    ]
+    trajectory = _trajectory(turns, goal="put some pot on stoveburner.", protocol="react")
+    assert _labelled(LoopLabeler(), trajectory) == []
+
+
+def _think(text: str) -> dict[str, Any]:
+    return {"raw": f"think: {text}", "thought": text, "action": None, "feedback": "OK."}
+
+
+def test_a_thought_repeated_at_each_new_place_reacts_to_it_and_a_replayed_one_is_a_loop() -> None:
+    def go(place: str, seen: str) -> dict[str, Any]:
+        return {"action": f"go to {place}", "feedback": f"On the {place}, you see {seen}."}
+
+    lap = [go("shelf 1", "a book 1"), _think("The pen is not here."), go("shelf 2", "a cd 1"),
+           _think("The pen is not here.")]
+    turns = [*lap, *lap, _think("The pen is not here.")]
+    assert _labelled(LoopLabeler(), _trajectory(turns, goal="put a pen in desk.", protocol="react")) == [4, 5, 6, 7, 8]
+
+
+def test_a_put_claim_is_true_when_the_put_was_confirmed_though_the_object_was_not_processed() -> None:
+    goal = "cool some apple and put it in countertop."
+    turns = [
+        {"action": "take apple 1 from diningtable 1", "feedback": "You pick up the apple 1 from the diningtable 1."},
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a spoon 2."},
+        {"action": "put apple 1 in/on countertop 1", "feedback": "You put the apple 1 in/on the countertop 1."},
+        {"thought": "I put the apple on the countertop.", "action": "look", "feedback": "You are in the room."},
+        {"thought": "I put the cool apple on the countertop.", "action": "look", "feedback": "You are in the room."},
+    ]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(turns, goal=goal)) == [4]
+
+
+def test_a_first_turn_re_listing_the_room_is_filler_and_a_question_mention_is_not() -> None:
+    room = ("You are in the middle of a room. Looking quickly around you, you see a bed 1, a desk 1, a drawer 2, "
+            "a drawer 1, a dresser 1, a garbagecan 1, a laundryhamper 1, a shelf 2, a shelf 1, and a sidetable 1.\n"
+            "Your task is to: put a pencil in shelf.")
+    relisted = ("I am in the middle of a room. Looking around I see a bed 1, a desk 1, a drawer 2, a drawer 1, a "
+                "dresser 1, a garbagecan 1, a laundryhamper 1, a shelf 2, a shelf 1, and a sidetable 1. My task is "
+                "to put a pencil in a shelf.")
+    household = _trajectory([{"observation": room, "thought": relisted, "raw": f"THOUGHT: {relisted}\nACTION: go to drawer 1",
+                              "action": "go to drawer 1"}], goal="put a pencil in shelf.")
+    assert _labelled(VerboseFillerLabeler(), household) == [0]
+    question = ("Add the museum 'Harbour Gallery' in Bergen, opened in 2016, to the museums table.\nThe name of this "
+                "table is museums, and the headers of this table are Name,City,Opened,Visitors.")
+    mention = "To add it I run an INSERT of Harbour Gallery, Bergen, 2016 into the museums table with Name, City, Opened."
+    sql = _trajectory([{"observation": question, "thought": mention, "raw": mention, "action": "Operation: SELECT 1"}],
+                      goal=question, name="sql", protocol="dbbench")
+    assert _labelled(VerboseFillerLabeler(), sql) == []
+
+
+def test_protocols_report_an_invented_result_and_another_protocols_tags() -> None:
+    from prefbuild.envs import cached_protocol
+
+    dbbench = cached_protocol("sql", "dbbench")
+    invented = dbbench.parse("Action: Operation\n```sql\nSELECT city FROM t WHERE y = '2012';\n```\nResult: [('Madrid',)]")
+    assert not invented.format_ok and "invented" in " ".join(invented.problems)
+    plain = dbbench.parse("Let me look.\nAction: Operation\n```sql\nSELECT city FROM t;\n```")
+    assert plain.format_ok and not plain.problems
+    react = cached_protocol("household", "react")
+    tagged = react.parse('<tool_call>{"name": "go_to", "arguments": {"target": "coffeetable 1"}}</tool_call>')
+    assert not tagged.format_ok and "markup" in " ".join(tagged.problems)
+    assert react.parse("> go to coffeetable 1").format_ok
