@@ -1,4 +1,4 @@
-"""The blind labeler sets (tests/labelers/blind_dev, blind_test, blind_test2) are well-formed; no labeler is run here.
+"""The blind labeler sets (tests/labelers/blind_*) are well-formed; no labeler is run here.
 
 Checks: each set builds; the committed logs and sidecar are exactly what its builder writes from
 the sources; every sidecar record names an existing line and every label an existing step of the
@@ -21,7 +21,7 @@ from tests.labelers.blind_household import Game
 from tests.labelers.strict_yaml import FixtureError
 
 HERE = Path(__file__).parent
-SETS = [HERE / "blind_dev", HERE / "blind_test", HERE / "blind_test2"]
+SETS = [HERE / "blind_dev", HERE / "blind_test", HERE / "blind_test2", HERE / "blind_test3"]
 SHAPE_FORMAT = {
     "agentbench-household": "alfworld_runs.jsonl",
     "agentbench-dbbench": "dbbench_runs.jsonl",
