@@ -37,9 +37,9 @@ from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 logger = logging.getLogger(__name__)
 
-# "go to drawer 1 and open it", "take mug 1 from shelf 1, then go to sinkbasin 1"
+# "go to drawer 1 and open it", "take mug 1 from shelf 1, then go to sinkbasin 1", "go to drawer 2, open drawer 2"
 _TWO_COMMANDS = re.compile(
-    rf"^{HOUSEHOLD_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,\s*then|\s*;|\s*&&)\s+{HOUSEHOLD_VERBS}\b",
+    rf"^{HOUSEHOLD_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,(?:\s*then)?|\s*;|\s*&&)\s+{HOUSEHOLD_VERBS}\b",
     re.IGNORECASE,
 )
 _BACKTICKED = re.compile(r"`[^`\n]+`")

@@ -166,6 +166,10 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
     return found
 
 
+def _same_reply(first: Step, second: Step) -> bool:
+    return normalize_text(first.feedback) == normalize_text(second.feedback)
+
+
 def _is_command(key: str | None) -> bool:
     return key is not None and not key.startswith("think: ")
 
@@ -296,7 +300,14 @@ class LoopLabeler(Labeler):
             # A thought reacts to the turn before it: repeated right after something new was seen, it is
             # a new reaction (the same "not here" at each new place), not a loop.
             reacted = key.startswith("think: ") and bool(earlier) and _reacts_to_news(keys, novel, earlier[-1], index)
-            if earlier and not novel[index] and not reacted and not self._purposeful(steps, keys, novel, index):
+            # A command that once changed the state and now does something else (the put that worked,
+            # tried again with nothing in hand) is a failed errand, not a repeat of the same thing.
+            undone = bool(earlier) and states[earlier[-1]] != after[earlier[-1]] and not _same_reply(
+                steps[earlier[-1]], steps[index]
+            )
+            if earlier and not novel[index] and not reacted and not undone and not self._purposeful(
+                steps, keys, novel, index
+            ):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
         for (key, _), indices in repeats.items():
@@ -306,7 +317,7 @@ class LoopLabeler(Labeler):
             what = "thought" if key.startswith("think: ") else "command"
             for index in indices:
                 before = [i for i in groups[(key, _)] if i < index]
-                same_reply = normalize_text(steps[before[-1]].feedback) == normalize_text(steps[index].feedback)
+                same_reply = _same_reply(steps[before[-1]], steps[index])
                 shown = steps[index].thought if what == "thought" else key
                 evidence = (
                     f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(before)} with "

@@ -162,12 +162,14 @@ def test_a_first_turn_re_listing_the_room_is_filler_and_a_question_mention_is_no
     relisted = ("I am in the middle of a room. Looking around I see a bed 1, a desk 1, a drawer 2, a drawer 1, a "
                 "dresser 1, a garbagecan 1, a laundryhamper 1, a shelf 2, a shelf 1, and a sidetable 1. My task is "
                 "to put a pencil in a shelf.")
-    household = _trajectory([{"observation": room, "thought": relisted, "raw": f"THOUGHT: {relisted}\nACTION: go to drawer 1",
-                              "action": "go to drawer 1"}], goal="put a pencil in shelf.")
+    first = {"observation": room, "thought": relisted, "raw": f"THOUGHT: {relisted}\nACTION: go to drawer 1",
+             "action": "go to drawer 1"}
+    household = _trajectory([first], goal="put a pencil in shelf.")
     assert _labelled(VerboseFillerLabeler(), household) == [0]
     question = ("Add the museum 'Harbour Gallery' in Bergen, opened in 2016, to the museums table.\nThe name of this "
                 "table is museums, and the headers of this table are Name,City,Opened,Visitors.")
-    mention = "To add it I run an INSERT of Harbour Gallery, Bergen, 2016 into the museums table with Name, City, Opened."
+    mention = ("To add it I run an INSERT of Harbour Gallery, Bergen, 2016 into the museums table with Name, City, "
+               "Opened.")
     sql = _trajectory([{"observation": question, "thought": mention, "raw": mention, "action": "Operation: SELECT 1"}],
                       goal=question, name="sql", protocol="dbbench")
     assert _labelled(VerboseFillerLabeler(), sql) == []
@@ -177,7 +179,7 @@ def test_protocols_report_an_invented_result_and_another_protocols_tags() -> Non
     from prefbuild.envs import cached_protocol
 
     dbbench = cached_protocol("sql", "dbbench")
-    invented = dbbench.parse("Action: Operation\n```sql\nSELECT city FROM t WHERE y = '2012';\n```\nResult: [('Madrid',)]")
+    invented = dbbench.parse("Action: Operation\n```sql\nSELECT city FROM t WHERE y = 1;\n```\nResult: [('Oslo',)]")
     assert not invented.format_ok and "invented" in " ".join(invented.problems)
     plain = dbbench.parse("Let me look.\nAction: Operation\n```sql\nSELECT city FROM t;\n```")
     assert plain.format_ok and not plain.problems
@@ -185,3 +187,66 @@ def test_protocols_report_an_invented_result_and_another_protocols_tags() -> Non
     tagged = react.parse('<tool_call>{"name": "go_to", "arguments": {"target": "coffeetable 1"}}</tool_call>')
     assert not tagged.format_ok and "markup" in " ".join(tagged.problems)
     assert react.parse("> go to coffeetable 1").format_ok
+
+
+# Readings added when the third blind test set was scored and retired.
+
+
+def _sql_turn(sql: str | None = None, reply: str = "", *, answer: str | None = None, error: str | None = None,
+              text: str = "") -> dict[str, Any]:
+    if answer is not None:
+        return {"raw": f"{text}\nAction: Answer\nFinal Answer: {answer}", "action": f"Answer: {answer}",
+                "facts": {"sql": SqlFacts(turn="answer", answer=f" {answer}")}}
+    kind = "query" if sql and sql.lstrip().upper().startswith("SELECT") else "mutation"
+    return {"raw": f"Action: Operation\n```sql\n{sql}\n```", "action": f"Operation: {sql}", "feedback": error or reply,
+            "facts": {"sql": SqlFacts(turn="operation", statement=kind, executed=sql, error=error,
+                                      mutated=kind == "mutation" and error is None)}}
+
+
+def test_a_comparison_answer_is_observed_when_the_question_names_it_and_a_query_looked_it_up() -> None:
+    from prefbuild.labelers.sql.labelers import SqlWrongAnswerLabeler
+
+    question = "Which line is longer, the Norrland Line or the Coastal Line?"
+    coastal = _sql_turn("SELECT `Length (km)` FROM lines WHERE Line = 'Coastal Line'", "[('412',)]")
+    norrland = _sql_turn("SELECT `Length (km)` FROM lines WHERE Line = 'Norrland Line'", "[('530',)]")
+    both = _trajectory([coastal, norrland, _sql_turn(answer='["Norrland Line"]')], goal=question, name="sql",
+                       protocol="dbbench")
+    assumed = _trajectory([coastal, _sql_turn(answer='["Norrland Line"]')], goal=question, name="sql",
+                          protocol="dbbench")
+    assert _labelled(SqlWrongAnswerLabeler(), both) == []
+    assert _labelled(SqlWrongAnswerLabeler(), assumed) == [1]
+
+
+def test_a_mutation_claimed_in_words_of_the_new_state_after_a_failed_update_is_premature() -> None:
+    from prefbuild.labelers.sql.labelers import SqlPrematureSuccessLabeler, claims_change
+
+    failed = _sql_turn("UPDATE orders SET Status = 'Shipped' WHERE OrderID = '5531'",
+                       error="1054 (42S22): Unknown column 'OrderID' in 'where clause'")
+    look = _sql_turn("SELECT * FROM orders WHERE `Order ID` = '5531'", "[('5531', 'J. Brennan', 'Processing')]")
+    claim = _sql_turn(answer='["Shipped"]', text="Order 5531 is now marked as Shipped.")
+    trajectory = _trajectory([failed, look, claim], goal="Change the status of order 5531 to Shipped.", name="sql",
+                             protocol="dbbench")
+    trajectory = trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"type": "UPDATE"})})
+    assert _labelled(SqlPrematureSuccessLabeler(), trajectory) == [2]
+    assert not claims_change(trajectory.steps[2].model_copy(update={"raw_output": "I could not update it now."}))
+
+
+def test_a_put_that_worked_tried_again_with_nothing_in_hand_is_not_a_loop() -> None:
+    turns = [
+        {"action": "take soapbar 1 from countertop 1", "feedback": "You pick up the soapbar 1 from the countertop 1."},
+        {"action": "go to cabinet 1", "feedback": "The cabinet 1 is open. In it, you see nothing."},
+        {"action": "put soapbar 1 in/on cabinet 1", "feedback": "You put the soapbar 1 in/on the cabinet 1."},
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a soapbar 2."},
+        {"action": "take soapbar 1 from countertop 1", "feedback": NOTHING},
+        {"action": "go to cabinet 1", "feedback": "The cabinet 1 is open. In it, you see a soapbar 1."},
+        {"action": "put soapbar 1 in/on cabinet 1", "feedback": NOTHING},
+    ]
+    labelled = _labelled(LoopLabeler(), _trajectory(turns, goal="put two soapbar in cabinet.", protocol="react"))
+    assert 6 not in labelled
+
+
+def test_two_commands_joined_by_a_bare_comma_are_a_format_violation() -> None:
+    from prefbuild.labelers.format_violation import two_commands
+
+    assert two_commands("go to drawer 2, open drawer 2")
+    assert not two_commands("take creditcard 1 from drawer 2")

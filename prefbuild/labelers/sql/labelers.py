@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from prefbuild.envs.sql.actions import parse_action
 from prefbuild.envs.sql.items import is_mutation
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.sql.answers import Observed, answer_values, judge_answer, parse_result
+from prefbuild.labelers.sql.answers import Observed, answer_values, judge_answer, number_of, parse_result
 from prefbuild.labelers.text import format_steps, short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
@@ -177,8 +177,16 @@ class SqlWrongAnswerLabeler(Labeler):
             and not mutated(item)
             and (text := _result(item))
         ]
+        values = answer_values(answer_text(step) or "")
+        queried = " ".join(item.sql for item in observed)
+        named = [
+            value for value in values if _named_in(value, trajectory.task.goal) and _named_in(value, queried)
+        ]
+        if named and len(named) == len(values):
+            return []  # "Which is higher, A or B?" answered "B" after querying both: the candidates were observed
         verdict = judge_answer(
-            answer_values(answer_text(step) or ""), observed, copied_values=bool(self.config["contradictions"])
+            [value for value in values if value not in named], observed,
+            copied_values=bool(self.config["contradictions"]),
         )
         if verdict is None:
             return []
@@ -203,10 +211,21 @@ class SqlWrongAnswerLabeler(Labeler):
         return [self.make_label(step, confidence, evidence)]
 
 
-# A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself.
+def _named_in(value: str, text: str) -> bool:
+    """A text answer value ``text`` names as a whole word (a comparison's candidate in the question, and
+    in the query that looked it up)."""
+    value = value.strip().lower()
+    if len(value) < 2 or number_of(value) is not None:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text.lower()) is not None
+
+
+# A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself,
+# or the new state: "Order 5531 is now marked as Shipped.", "The price is set to 12."
 _CHANGE_CLAIM = re.compile(
     r"\b(?:inserted|updated|deleted|removed|added|changed|modified|replaced|applied|executed|committed|performed|"
-    r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from)\b",
+    r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from|"
+    r"now|marked|set\s+to|recorded|stored|saved|created|entered)\b",
     re.IGNORECASE,
 )
 _CHANGE_DENIED = re.compile(
