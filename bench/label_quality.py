@@ -7,7 +7,7 @@
 The labelers run exactly as ``prefbuild label`` runs them (every default labeler, default
 parameters); held-out logs are imported through the same readers (AgentBench
 ``runs.jsonl``, chat ``messages``). A label matches when step and mode are the same.
-The acceptance figures of issue 13 are the held-out ones.
+The acceptance figures of issue 13 are those of the held-out blind set (``blind_test2``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ from prefbuild.labelers.evaluation import (  # noqa: E402
 
 DEV = ROOT / "tests" / "labelers" / "fixtures"
 HELDOUT = ROOT / "tests" / "labelers" / "heldout" / "labels.jsonl"
-BLIND_TEST = ROOT / "tests" / "labelers" / "blind_test" / "labels.jsonl"
+BLIND = ROOT / "tests" / "labelers"
+# Development blind sets (``blind_test`` was the held-out set until it was scored and retired).
+BLIND_DEVELOPMENT = ("blind_dev", "blind_test")
+HELD_OUT = BLIND / "blind_test2" / "labels.jsonl"  # the acceptance set: overall table only
 
 
 def development_scores() -> dict[str, ModeScore]:
@@ -65,11 +68,14 @@ def report(misses: bool = False) -> str:
     heldout = evaluate_sidecar(HELDOUT)
     for shape, scores in heldout.items():
         parts.append(format_table(f"held-out {shape} (tests/labelers/heldout), as deployed", scores))
-    # The blind test set is the acceptance set: its overall table only, never its misses.
-    parts.append(format_table("blind test set, all shapes (tests/labelers/blind_test), as deployed",
-                              evaluate_sidecar(BLIND_TEST)["all"]))
+    blind = {name: evaluate_sidecar(BLIND / name / "labels.jsonl")["all"] for name in BLIND_DEVELOPMENT}
+    for name, scores in blind.items():
+        parts.append(format_table(f"development blind set (tests/labelers/{name}), as deployed", scores))
+    # The held-out blind set is the acceptance set: its overall table only, never its misses.
+    parts.append(format_table("held-out blind set, all shapes (tests/labelers/blind_test2), as deployed",
+                              evaluate_sidecar(HELD_OUT)["all"]))
     if misses:
-        for title, scores in (("development", dev), ("held-out", heldout["all"])):
+        for title, scores in (("development", dev), ("held-out", heldout["all"]), *blind.items()):
             for mode, counts in scores.items():
                 for miss in counts.misses:
                     parts.append(f"{title} {mode}: {miss}")

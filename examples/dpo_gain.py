@@ -58,6 +58,7 @@ class Settings:
     batch_size: int = 2
     learning_rate: float = 1e-4
     beta: float = 0.1
+    sft_weight: float = 1.0
     max_length: int = 2048
     lora: bool = True
     max_pairs: int | None = None
@@ -119,7 +120,7 @@ def train_policy(settings: Settings, pairs: Path, expert: str) -> Path:
     trainer = train(
         load_pairs_dataset(pairs), model=model, output_dir=str(Path(settings.out) / f"dpo-{expert}"),
         max_steps=settings.dpo_steps, batch_size=settings.batch_size, learning_rate=settings.learning_rate,
-        beta=settings.beta, max_length=settings.max_length, lora=settings.lora,
+        beta=settings.beta, max_length=settings.max_length, lora=settings.lora, sft_weight=settings.sft_weight,
     )
     log = Path(settings.out) / f"dpo-{expert}" / "log_history.json"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +154,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     parser.add_argument("--beta", type=float, default=defaults.beta)
+    parser.add_argument("--sft-weight", type=float, default=defaults.sft_weight,
+                        help="weight of the chosen side's NLL added to the DPO loss (RPO); 0 = plain DPO")
     parser.add_argument("--max-length", type=int, default=defaults.max_length)
     parser.add_argument("--full", action="store_true", help="train every weight instead of a LoRA adapter")
     parser.add_argument("--max-pairs", type=int, default=None, help="at most this many pairs per failure mode")

@@ -88,8 +88,14 @@ def train(
     max_length: int | None = 1024,
     lora: bool = False,
     use_cpu: bool | None = None,
+    sft_weight: float = 0.0,
 ) -> Any:
-    """Run ``DPOTrainer`` and return it (its ``state`` holds the logged losses)."""
+    """Run ``DPOTrainer`` and return it (its ``state`` holds the logged losses).
+
+    ``sft_weight`` > 0 adds the chosen side's negative log-likelihood to the DPO loss with that
+    weight (TRL's ``loss_type=["sigmoid", "sft"]``, the RPO objective): DPO alone can lower the
+    likelihood of both sides when they share a prefix, which the NLL term prevents.
+    """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import DPOConfig, DPOTrainer
@@ -117,6 +123,8 @@ def train(
         gradient_accumulation_steps=1,
         learning_rate=learning_rate,
         beta=beta,
+        loss_type=["sigmoid", "sft"] if sft_weight > 0 else ["sigmoid"],
+        loss_weights=[1.0, sft_weight] if sft_weight > 0 else None,
         max_length=max_length,
         logging_steps=1,
         save_strategy="no",
@@ -144,6 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--max-length", type=int, default=1024)
     parser.add_argument("--lora", action="store_true", help="train a LoRA adapter (needs peft)")
+    parser.add_argument("--sft-weight", type=float, default=0.0,
+                        help="add the chosen side's NLL to the DPO loss with this weight (RPO); 0 = plain DPO")
     args = parser.parse_args(argv)
     trainer = train(
         load_pairs_dataset(args.dataset),
@@ -155,6 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         beta=args.beta,
         max_length=args.max_length,
         lora=args.lora,
+        sft_weight=args.sft_weight,
     )
     trainer.save_model(args.output_dir)
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]

@@ -15,7 +15,8 @@ default) are violations; harmless ones (a capital letter, a trailing period, ReA
 marker) are not, nor are the readings the benchmark's own parser makes too
 (``accepted_normalizations``: DBBench finds ``Final Answer:`` without ``Action: Answer``).
 Two commands written in one action line ("go to drawer 1 and open it") are a violation:
-the benchmark runs at most the first.
+the benchmark runs at most the first. So are several ``;``-separated SQL statements in one
+DBBench operation: its MySQL client runs one statement per turn.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import ClassVar
 
 from prefbuild.envs import cached_protocol
 from prefbuild.envs.base import ParsedOutput, Protocol
+from prefbuild.envs.sql.dialect import tokenize
+from prefbuild.envs.sql.mysql_errors import MySqlError
 from prefbuild.errors import PrefbuildError
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.text import HOUSEHOLD_VERBS
@@ -34,9 +37,9 @@ from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 logger = logging.getLogger(__name__)
 
-# "go to drawer 1 and open it", "take mug 1 from shelf 1, then go to sinkbasin 1"
+# "go to drawer 1 and open it", "take mug 1 from shelf 1, then go to sinkbasin 1", "go to drawer 2, open drawer 2"
 _TWO_COMMANDS = re.compile(
-    rf"^{HOUSEHOLD_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,\s*then|\s*;|\s*&&)\s+{HOUSEHOLD_VERBS}\b",
+    rf"^{HOUSEHOLD_VERBS}\b.*?(?:\s*,?\s+and(?:\s+then)?|\s*,(?:\s*then)?|\s*;|\s*&&)\s+{HOUSEHOLD_VERBS}\b",
     re.IGNORECASE,
 )
 _BACKTICKED = re.compile(r"`[^`\n]+`")
@@ -52,6 +55,30 @@ def two_commands(action: str | None) -> bool:
     if not action or not any(joint in action for joint in (" and ", ",", ";", "&&")):
         return False
     return bool(_TWO_COMMANDS.match(action.strip()))
+
+
+def several_statements(step: Step) -> bool:
+    """The step's SQL operation holds more than one ``;``-separated statement (a trailing ``;`` is fine).
+
+    Example:
+        >>> from prefbuild.records import SqlFacts, StepFacts
+        >>> def op(sql):
+        ...     return Step(index=0, observation="", raw_output=sql, facts=StepFacts(sql=SqlFacts(executed=sql)))
+        >>> several_statements(op("UPDATE t SET a = 1; SELECT * FROM t;"))
+        True
+        >>> several_statements(op("SELECT ';' FROM t; -- ok"))
+        False
+    """
+    sql = step.facts.sql.executed if step.facts.sql is not None else None
+    if not sql or ";" not in sql:
+        return False
+    try:
+        tokens = [token for token in tokenize(sql) if token.significant]
+    except MySqlError:
+        # handled: an unterminated string cannot be split; MySQL reports it as a syntax error (sql_error)
+        return False
+    ends = [position for position, token in enumerate(tokens) if token.kind == "op" and token.text == ";"]
+    return bool(ends) and any(not (token.kind == "op" and token.text == ";") for token in tokens[ends[0] + 1 :])
 
 
 @lru_cache(maxsize=32)
@@ -80,7 +107,7 @@ class FormatViolationLabeler(Labeler):
 
     name: ClassVar[str] = "format_violation"
     mode: ClassVar[str] = FailureMode.format_violation.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     defaults: ClassVar[dict[str, object]] = {
         "reparse": False,  # parse every turn again with the env's current protocol
         "normalized_is_violation": False,  # also label turns the parser accepted after normalising them
@@ -91,7 +118,7 @@ class FormatViolationLabeler(Labeler):
             "read as Answer",
             "newlines in the SQL replaced by spaces",
         ],
-        "two_commands": True,  # two commands written in one action line
+        "two_commands": True,  # two commands written in one action line (or SQL statements in one operation)
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -121,6 +148,9 @@ class FormatViolationLabeler(Labeler):
             problems.append("command in markdown backticks")
         if self.config["two_commands"] and two_commands(step.action):
             problems.append("two commands in one action line")
+            format_ok = False
+        if self.config["two_commands"] and several_statements(step):
+            problems.append("several SQL statements in one operation (the benchmark runs one statement per turn)")
             format_ok = False
         accepted = [
             note for note in normalized if any(part in note for part in self.config["accepted_normalizations"])

@@ -136,13 +136,68 @@ def _may_repeat(keys: list[str | None]) -> bool:
     return len(set(pairs)) < len(pairs)
 
 
+def _well_formed(step: Step, key: str) -> bool:
+    """The command ran as the canonical spelling: its failure is about the world, not its spelling
+    (``go to cabinet 2.`` in a ReAct run fails for its period)."""
+    if step.facts.problems or step.normalized:
+        return False  # the parser had to read it (a tag dropped, markdown, a period): a spelling problem
+    ran = step.facts.executed_action if step.facts.executed_action is not None else step.action
+    return ran is not None and ran.strip().lower() == key
+
+
+def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[int, int]]:
+    """(earlier, later) well-formed command steps, thoughts aside, that both did nothing and differ
+    in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``)."""
+    found: list[tuple[int, int]] = []
+    previous: int | None = None
+    for index, key in enumerate(keys):
+        if key is None or key.startswith("think: "):
+            continue
+        if (
+            previous is not None
+            and is_nothing_happens(steps[index].feedback)
+            and is_nothing_happens(steps[previous].feedback)
+            and _slot_swap([keys[previous]], [key]) is not None
+            and _well_formed(steps[index], key)
+            and _well_formed(steps[previous], keys[previous] or "")
+        ):
+            found.append((previous, index))
+        previous = index
+    return found
+
+
+def _same_reply(first: Step, second: Step) -> bool:
+    return normalize_text(first.feedback) == normalize_text(second.feedback)
+
+
+def _is_command(key: str | None) -> bool:
+    return key is not None and not key.startswith("think: ")
+
+
+def _next_command(keys: list[str | None], index: int) -> int | None:
+    return next((later for later in range(index + 1, len(keys)) if _is_command(keys[later])), None)
+
+
+def _reacts_to_news(keys: list[str | None], novel: list[bool], since: int, index: int) -> bool:
+    """The thought at ``index``, a repeat of the one at ``since``, reacts to something new: the last
+    command before it came after ``since`` and brought news ("not here" after a new place), and the
+    thought does not lead into a replay (its next command is not the one that followed ``since``
+    again, bringing nothing new)."""
+    last = next((earlier for earlier in range(index - 1, since, -1) if _is_command(keys[earlier])), None)
+    if last is None or not novel[last]:
+        return False
+    after, after_earlier = _next_command(keys, index), _next_command(keys, since)
+    replays = after is not None and after_earlier is not None and keys[after] == keys[after_earlier]
+    return not (replays and not novel[after])
+
+
 class LoopLabeler(Labeler):
     """Labels steps that repeat an earlier command or thought (or replay a lap with one slot
     varied) while nothing new was seen and nothing changed."""
 
     name: ClassVar[str] = "loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     defaults: ClassVar[dict[str, object]] = {
         "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
         "max_cycle": 10,  # longest script / lap (in steps) compared for replays
@@ -167,7 +222,8 @@ class LoopLabeler(Labeler):
         keys = [step_key(step) for step in steps]
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        if not _may_repeat(keys):
+        guesses = _failed_variants(steps, keys)
+        if not guesses and not _may_repeat(keys):
             return []
         states, novel, final = self._replay(steps)
         found: dict[int, Label] = {}
@@ -175,6 +231,7 @@ class LoopLabeler(Labeler):
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
             self._replays(keys, novel, found)
             self._laps(keys, states, novel, found)
+            self._guesses(guesses, keys, states, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
@@ -240,7 +297,17 @@ class LoopLabeler(Labeler):
                 )
             positions.setdefault(key, []).append(index)
             earlier = groups.setdefault(group, [])
-            if earlier and not novel[index] and not self._purposeful(steps, keys, novel, index):
+            # A thought reacts to the turn before it: repeated right after something new was seen, it is
+            # a new reaction (the same "not here" at each new place), not a loop.
+            reacted = key.startswith("think: ") and bool(earlier) and _reacts_to_news(keys, novel, earlier[-1], index)
+            # A command that once changed the state and now does something else (the put that worked,
+            # tried again with nothing in hand) is a failed errand, not a repeat of the same thing.
+            undone = bool(earlier) and states[earlier[-1]] != after[earlier[-1]] and not _same_reply(
+                steps[earlier[-1]], steps[index]
+            )
+            if earlier and not novel[index] and not reacted and not undone and not self._purposeful(
+                steps, keys, novel, index
+            ):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
         for (key, _), indices in repeats.items():
@@ -250,7 +317,7 @@ class LoopLabeler(Labeler):
             what = "thought" if key.startswith("think: ") else "command"
             for index in indices:
                 before = [i for i in groups[(key, _)] if i < index]
-                same_reply = normalize_text(steps[before[-1]].feedback) == normalize_text(steps[index].feedback)
+                same_reply = _same_reply(steps[before[-1]], steps[index])
                 shown = steps[index].thought if what == "thought" else key
                 evidence = (
                     f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(before)} with "
@@ -260,10 +327,17 @@ class LoopLabeler(Labeler):
                 found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
 
     def _blocks(
-        self, total: int, found: dict[int, Label], confidence: float, evidence_of: Callable[[int, int], str | None]
+        self,
+        keys: list[str | None],
+        novel: list[bool],
+        found: dict[int, Label],
+        confidence: float,
+        evidence_of: Callable[[int, int], str | None],
     ) -> None:
         """Label every block ``[start, start + size)`` (size 2..``max_cycle``) for which
-        ``evidence_of(start, size)`` explains how it replays the block right before it."""
+        ``evidence_of(start, size)`` explains how it replays the block right before it; a thought
+        in it that reacts to news since its counterpart (the "not here" after a new place) is not."""
+        total = len(keys)
         longest = int(self.config["max_cycle"])
         for size in range(2, longest + 1):  # max_cycle 1: no blocks
             start = size
@@ -273,6 +347,9 @@ class LoopLabeler(Labeler):
                     start += 1
                     continue
                 for index in range(start, start + size):
+                    key = keys[index] or ""
+                    if key.startswith("think: ") and _reacts_to_news(keys, novel, index - size, index):
+                        continue
                     found.setdefault(index, self.make_label(index, confidence, evidence))
                 start += size
 
@@ -293,7 +370,7 @@ class LoopLabeler(Labeler):
                 "with nothing new seen"
             )
 
-        self._blocks(len(keys), found, 0.9, evidence_of)
+        self._blocks(keys, novel, found, 0.9, evidence_of)
 
     def _laps(
         self,
@@ -317,4 +394,24 @@ class LoopLabeler(Labeler):
                 f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
             )
 
-        self._blocks(len(keys), found, 0.85, evidence_of)
+        self._blocks(keys, novel, found, 0.85, evidence_of)
+
+    def _guesses(
+        self,
+        guesses: list[tuple[int, int]],
+        keys: list[str | None],
+        states: list[frozenset[tuple[str, str]]],
+        novel: list[bool],
+        found: dict[int, Label],
+    ) -> None:
+        """A command that did nothing tried again with one slot changed, from the same state and with
+        nothing new seen: guessing object numbers or places the episode has already ruled out."""
+        for earlier, later in guesses:
+            if states[earlier] != states[later] or novel[later]:
+                continue
+            old, new = _slot_swap([keys[earlier]], [keys[later]]) or ("", "")
+            evidence = (
+                f"command '{short(keys[later] or '', 60)}' retries step {earlier} ('{short(keys[earlier] or '', 60)}') "
+                f"with only '{old}' changed to '{new}'; both did nothing and nothing changed in between"
+            )
+            found.setdefault(later, self.make_label(later, 0.85, evidence))

@@ -120,7 +120,7 @@ class PrematureSuccessLabeler(Labeler):
 
     name: ClassVar[str] = "premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     # The sql env has its own labeler for this mode (``sql_premature_success``).
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
@@ -166,7 +166,7 @@ class PrematureSuccessLabeler(Labeler):
                 f"claims completion with action '{short(step.action or '', 60)}' but {why} ({after})",
             )
         if claim is not None:
-            label = self._judge(step, claim, goal, progress, known_unmet)
+            label = self._judge(step, claim, goal, progress, known_unmet, state)
             if label is not None:
                 return label
         if (
@@ -194,12 +194,18 @@ class PrematureSuccessLabeler(Labeler):
             claim = find_claim(text, goal)
             if claim is None:
                 continue
-            if claim.kind == TASK or goal is None or not _narrates(claim, command, goal):
+            if claim.kind == TASK or goal is None or not _narrates(claim, command):
                 return claim
         return None
 
     def _judge(
-        self, step: Step, claim: Claim, goal: Goal | None, progress: GoalProgress | None, known_unmet: bool
+        self,
+        step: Step,
+        claim: Claim,
+        goal: Goal | None,
+        progress: GoalProgress | None,
+        known_unmet: bool,
+        state: HouseState,
     ) -> Label | None:
         quoted = f"'{short(claim.sentence, 70)}'"
         if claim.kind == LAMP_ON:
@@ -211,6 +217,13 @@ class PrematureSuccessLabeler(Labeler):
                 return None
             if progress.done if claim.kind == LAMP else claim.count <= progress.placed:
                 return None  # the claim states what the env confirmed ("I put the first egg in ...")
+            if (
+                claim.kind == GOAL
+                and goal is not None
+                and claim.count <= _puts_of_goal_objects(state, goal)
+                and not _says_processed(claim.sentence, goal)
+            ):
+                return None  # "I put the apple on the countertop": true, though it was never cooled
             return self.make_label(step, 0.85, f"claims {quoted} but {progress.summary}")
         # A claim about the whole task.
         if progress is not None and not progress.done:
@@ -220,14 +233,37 @@ class PrematureSuccessLabeler(Labeler):
         return None
 
 
-def _narrates(claim: Claim, command: str, goal: Goal) -> bool:
-    """ "Now I put it on the sofa." beside ``go to sofa 1`` or a put (or "Now I look at the cd under the
-    desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan."""
+_PROCESSED_WORDS = {
+    "heat": re.compile(r"\b(?:hot|heated|warm|warmed|microwaved)\b", re.IGNORECASE),
+    "cool": re.compile(r"\b(?:cool|cooled|cold|chilled|refrigerated)\b", re.IGNORECASE),
+    "clean": re.compile(r"\b(?:clean|cleaned|washed|rinsed)\b", re.IGNORECASE),
+}
+
+
+def _says_processed(sentence: str, goal: Goal) -> bool:
+    """The claim says the object was heated, cooled or cleaned as the goal asks ("the cool apple")."""
+    words = _PROCESSED_WORDS.get(goal.kind)
+    return words is not None and words.search(sentence) is not None
+
+
+def _puts_of_goal_objects(state: HouseState, goal: Goal) -> int:
+    """The most goal-type objects the env ever confirmed put into one goal-type receptacle."""
+    per_place: dict[str, set[str]] = {}
+    for obj, place in state.puts:
+        if entity_type(obj) == goal.obj and entity_type(place) == goal.receptacle:
+            per_place.setdefault(place, set()).add(obj)
+    return max(map(len, per_place.values()), default=0)
+
+
+def _narrates(claim: Claim, command: str) -> bool:
+    """ "Now I put it on the sofa." beside a ``go to`` or a put (or "Now I look at the cd under the
+    desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan. A walk narrated as the
+    put is an intention whatever place it heads for (the agent may go elsewhere first)."""
     if re.search(r"\b(?:have|has|had|'ve|already|been|was|were)\b", claim.sentence, re.IGNORECASE):
         return False  # a perfect or passive claim says it is done, not that it is being done
     if claim.kind in (LAMP, LAMP_ON):
         return command.startswith(("use ", "go to ", "take "))
-    return command.startswith(f"go to {goal.receptacle} ") or command.startswith("put ")
+    return command.startswith(("go to ", "put "))
 
 
 def _a(noun: str) -> str:

@@ -28,7 +28,7 @@ from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
-from prefbuild.labelers.text import normalize_text, short, token_count
+from prefbuild.labelers.text import normalize_text, short, task_observation, token_count
 from prefbuild.records import FailureMode, Label, Trajectory
 
 _SENTENCES = re.compile(r"[^.!?。！？\n]+")
@@ -41,7 +41,7 @@ _INTERJECTION = re.compile(
     r"(?:response|information|info|feedback|update|observation|reply|result|output))?)\s*[!.]",
     re.IGNORECASE,
 )
-_CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
 _STOP_WORDS = frozenset(
     {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
      "not", "for", "from", "its", "into", "have", "has", "was", "were", "which", "can", "also"}
@@ -57,6 +57,13 @@ def opening_interjection(text: str) -> str | None:
     """
     match = _INTERJECTION.match(text)
     return match.group(0).strip() if match else None
+
+
+def _room(first_observation: str) -> str:
+    """The household room description a first turn may re-list (a question or a task prompt is a goal,
+    whose mention is not filler)."""
+    room = task_observation(first_observation)
+    return room if room.lower().startswith("you are in the middle of a room") else ""
 
 
 def _content_words(text: str) -> set[str]:
@@ -114,7 +121,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
@@ -157,7 +164,7 @@ class VerboseFillerLabeler(Labeler):
             if opening:
                 reasons = (*reasons, f"opens with the interjection '{short(opening, 40)}' addressed to the environment")
                 confidence = max(confidence, 0.8)
-            previous = trajectory.steps[step.index - 1].feedback if step.index else ""
+            previous = trajectory.steps[step.index - 1].feedback if step.index else _room(step.observation)
             if previous and restates(
                 thought, previous, int(self.config["restating_min_words"]), float(self.config["restating_coverage"])
             ):

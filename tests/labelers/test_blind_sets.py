@@ -1,4 +1,4 @@
-"""The blind labeler sets (tests/labelers/blind_dev, blind_test) are well-formed; no labeler is run here.
+"""The blind labeler sets (tests/labelers/blind_*) are well-formed; no labeler is run here.
 
 Checks: each set builds; the committed logs and sidecar are exactly what its builder writes from
 the sources; every sidecar record names an existing line and every label an existing step of the
@@ -21,7 +21,7 @@ from tests.labelers.blind_household import Game
 from tests.labelers.strict_yaml import FixtureError
 
 HERE = Path(__file__).parent
-SETS = [HERE / "blind_dev", HERE / "blind_test"]
+SETS = [HERE / "blind_dev", HERE / "blind_test", HERE / "blind_test2", HERE / "blind_test3"]
 SHAPE_FORMAT = {
     "agentbench-household": "alfworld_runs.jsonl",
     "agentbench-dbbench": "dbbench_runs.jsonl",
@@ -75,7 +75,9 @@ def test_sets_are_disjoint_and_split_about_forty_sixty() -> None:
         [json.loads(line)["id"] for line in (folder / "labels.jsonl").read_text(encoding="utf-8").splitlines()]
         for folder in SETS
     ]
-    assert not set(ids[0]) & set(ids[1])
+    for position, first in enumerate(ids):
+        for second in ids[position + 1 :]:
+            assert not set(first) & set(second)
     assert 0.3 <= len(ids[0]) / (len(ids[0]) + len(ids[1])) <= 0.5
 
 

@@ -44,6 +44,10 @@ AGENT_ACK = "Ok."
 ACTION_RE = re.compile(r"Action: (.*?)\n")
 SQL_BLOCK_RE = re.compile(r"```sql\n([\s\S]*?)\n```")
 FINAL_ANSWER_RE = re.compile(r"\nFinal Answer:(.*)")
+# A reply the agent wrote itself after its SQL: "Result: [('Madrid',)]", "Output: ...", a bare row list.
+INVENTED_RESULT_RE = re.compile(
+    r"^[ \t]*(?:(?:result|results|output|observation|response|mysql)[ \t]*:|\[\(|\+-{3,})", re.IGNORECASE | re.MULTILINE
+)
 
 DEFAULT_OPERATION_THOUGHT = "I will run a SQL statement to get the information I need."
 DEFAULT_ANSWER_THOUGHT = "I have the information I need, so I will commit my final answer."
@@ -89,6 +93,9 @@ class DBBenchProtocol(Protocol):
                 normalized.append("newlines in the SQL replaced by spaces")
             if len(blocks) > 1:
                 problems.append("several ```sql blocks; only the first is executed")
+            after_block = text[SQL_BLOCK_RE.search(text).end() :]  # type: ignore[union-attr]  # blocks is not empty
+            if INVENTED_RESULT_RE.search(after_block):
+                problems.append("a result written after the SQL block (the env's reply is invented)")
             if FINAL_ANSWER_RE.search(text):
                 problems.append("a Final Answer in an Operation turn is ignored (unless no operation is left)")
             if not sql:

@@ -209,20 +209,30 @@ def _numbers(rows: Rows) -> list[float]:
     return found
 
 
+def _years(numbers: Sequence[float]) -> bool:
+    """Every number is a whole year (1800-2100): a column nobody sums or averages."""
+    return all(number.is_integer() and 1800 <= number <= 2100 for number in numbers)
+
+
 def aggregates(rows: Rows) -> list[float]:
     """Numbers an agent computes from a result of several rows: the row count, and per column the
-    sum, average, minimum and maximum of its numeric cells.
+    sum, average, minimum and maximum of its numeric cells (only the earliest and latest of a
+    column of years: the average of 1974 and 1978 is no answer to "in which year").
 
     Example:
         >>> aggregates((("a", 3.0), ("b", 4.0)))
         [2.0, 7.0, 3.5, 3.0, 4.0]
+        >>> aggregates((("1974", "x"), ("1978", "y")))
+        [2.0, 1974.0, 1978.0]
     """
     found = [float(len(rows))]
     if len(rows) < 2:
         return found
     for column in zip(*rows, strict=False):
         numbers = [number for number in map(number_of, column) if number is not None]
-        if numbers:
+        if numbers and _years(numbers):
+            found += [min(numbers), max(numbers)]
+        elif numbers:
             found += [sum(numbers), sum(numbers) / len(numbers), min(numbers), max(numbers)]
     return found
 

@@ -14,12 +14,14 @@ from typing import Any, ClassVar
 from prefbuild.envs.sql.actions import parse_action
 from prefbuild.envs.sql.items import is_mutation
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.sql.answers import Observed, answer_values, judge_answer, parse_result
+from prefbuild.labelers.sql.answers import Observed, answer_values, judge_answer, number_of, parse_result
 from prefbuild.labelers.text import format_steps, short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 _SPACES = re.compile(r"\s+")
 _AROUND_PUNCTUATION = re.compile(r"\s*([(),=<>!])\s*")
+# "AS total" before the next select-list item or FROM (not "CAST(x AS SIGNED)", which a parenthesis closes).
+_COLUMN_ALIAS = re.compile(r"\s*\bas\s+(?:\w+|'[^']*'|\"[^\"]*\")(?=\s*,|\s+from\b)")
 
 
 def step_kind(step: Step) -> str | None:
@@ -66,13 +68,18 @@ def operation_succeeded(step: Step) -> bool:
 
 def normalize_sql(sql: str) -> str:
     """Comparable form of a query: lower case, single spaces, no spaces at punctuation, no trailing ';',
-    no backquotes around names.
+    no backquotes around names, no column aliases in the select list (results print without headers,
+    so ``COUNT(*) AS total`` returns what ``COUNT(*)`` does).
 
     Example:
         >>> normalize_sql("SELECT `Population` FROM `Towns`;") == normalize_sql("select Population from Towns")
         True
+        >>> normalize_sql("SELECT COUNT(*) AS total FROM t") == normalize_sql("SELECT COUNT(*) FROM t")
+        True
     """
     text = _SPACES.sub(" ", sql.strip().rstrip(";").strip().replace("`", "")).lower()
+    if text.startswith("select"):
+        text = _COLUMN_ALIAS.sub("", text)
     return _AROUND_PUNCTUATION.sub(r"\1", text)
 
 
@@ -123,7 +130,7 @@ class SqlWrongAnswerLabeler(Labeler):
 
     name: ClassVar[str] = "sql_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {
         "unobserved_confidence": 0.7,
@@ -170,8 +177,16 @@ class SqlWrongAnswerLabeler(Labeler):
             and not mutated(item)
             and (text := _result(item))
         ]
+        values = answer_values(answer_text(step) or "")
+        queried = " ".join(item.sql for item in observed)
+        named = [
+            value for value in values if _named_in(value, trajectory.task.goal) and _named_in(value, queried)
+        ]
+        if named and len(named) == len(values):
+            return []  # "Which is higher, A or B?" answered "B" after querying both: the candidates were observed
         verdict = judge_answer(
-            answer_values(answer_text(step) or ""), observed, copied_values=bool(self.config["contradictions"])
+            [value for value in values if value not in named], observed,
+            copied_values=bool(self.config["contradictions"]),
         )
         if verdict is None:
             return []
@@ -196,10 +211,21 @@ class SqlWrongAnswerLabeler(Labeler):
         return [self.make_label(step, confidence, evidence)]
 
 
-# A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself.
+def _named_in(value: str, text: str) -> bool:
+    """A text answer value ``text`` names as a whole word (a comparison's candidate in the question, and
+    in the query that looked it up)."""
+    value = value.strip().lower()
+    if len(value) < 2 or number_of(value) is not None:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text.lower()) is not None
+
+
+# A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself,
+# or the new state: "Order 5531 is now marked as Shipped.", "The price is set to 12."
 _CHANGE_CLAIM = re.compile(
     r"\b(?:inserted|updated|deleted|removed|added|changed|modified|replaced|applied|executed|committed|performed|"
-    r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from)\b",
+    r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from|"
+    r"now|marked|set\s+to|recorded|stored|saved|created|entered)\b",
     re.IGNORECASE,
 )
 _CHANGE_DENIED = re.compile(
@@ -266,6 +292,7 @@ class SqlLoopLabeler(Labeler):
 
     name: ClassVar[str] = "sql_loop"
     mode: ClassVar[str] = FailureMode.loop.value
+    version: ClassVar[int] = 2
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"min_repeats": 2}
 

@@ -34,6 +34,8 @@ THOUGHT_REPLY = "OK."
 INVALID_REPLY = "Nothing happens."
 _THINK = re.compile(r"^(?P<tag>(?:think|thought|thinking)\s*:)\s*(?P<body>.*)$", re.IGNORECASE | re.DOTALL)
 _ACT = re.compile(r"^(?P<tag>(?:action|act)\s*:)\s*(?P<body>.*)$", re.IGNORECASE | re.DOTALL)
+# Another protocol's markup: <tool_call>...</tool_call>, <action>, a JSON call.
+_MARKUP = re.compile(r"</?[a-z_]+>|^\{\s*\"", re.IGNORECASE)
 
 
 class ReActProtocol(Protocol):
@@ -91,6 +93,8 @@ class ReActProtocol(Protocol):
             normalized.append(f"action tag {act.group('tag')!r} dropped")
             problems.append(f"unexpected action tag {act.group('tag')!r}")
             line = act.group("body")
+        if _MARKUP.search(line):
+            problems.append("markup of another protocol (tags or a JSON call) in a ReAct command")
         cleaned = clean_action(line)
         normalized.extend(note for note in cleaned.normalized if note not in normalized)
         if not cleaned.action:

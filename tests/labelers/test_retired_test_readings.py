@@ -1,0 +1,252 @@
+"""Readings added after the first blind test set was scored and retired into development data.
+
+Each test pins one behaviour with a positive and the nearest negative, written from the
+definitions in ``tests/labelers/blind_sets.md`` (not copied from the set's episodes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefbuild.labelers.format_violation import FormatViolationLabeler
+from prefbuild.labelers.loop import LoopLabeler
+from prefbuild.labelers.premature_success import PrematureSuccessLabeler
+from prefbuild.labelers.sql.answers import Observed, aggregates, judge_answer
+from prefbuild.labelers.sql.labelers import SqlLoopLabeler, normalize_sql
+from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
+from prefbuild.records import SqlFacts
+from tests.labelers.test_labelers import _trajectory
+
+NOTHING = "Nothing happens."
+
+
+def _labelled(labeler: Any, trajectory: Any) -> list[int]:
+    return [label.step for label in labeler.label(trajectory)]
+
+
+def test_guessing_object_numbers_is_a_loop_from_the_second_guess() -> None:
+    turns = [
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a apple 4, and a bread 6."},
+        {"action": "take apple 1 from countertop 1", "feedback": NOTHING},
+        {"action": "take apple 2 from countertop 1", "feedback": NOTHING},
+        {"action": "take apple 3 from countertop 1", "feedback": NOTHING},
+        {"action": "take apple 4 from countertop 1", "feedback": "You pick up the apple 4 from the countertop 1."},
+    ]
+    assert _labelled(LoopLabeler(), _trajectory(turns, goal="put a clean apple in diningtable.")) == [2, 3]
+
+
+def test_a_failed_command_retried_elsewhere_after_a_walk_is_not_a_guess() -> None:
+    turns = [
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a bread 6."},
+        {"action": "take apple 1 from countertop 1", "feedback": NOTHING},
+        {"action": "go to countertop 2", "feedback": "On the countertop 2, you see a apple 1."},
+        {"action": "take apple 1 from countertop 2", "feedback": "You pick up the apple 1 from the countertop 2."},
+        # one slot varied, but the second try is not a failure: the variation found something
+        {"action": "put apple 1 in/on cabinet 1", "feedback": NOTHING},
+        {"action": "put apple 1 in/on countertop 2", "feedback": "You put the apple 1 in/on the countertop 2."},
+    ]
+    assert _labelled(LoopLabeler(), _trajectory(turns, goal="put a clean apple in diningtable.")) == []
+
+
+def test_a_put_narrated_beside_a_walk_anywhere_is_a_plan_not_a_claim() -> None:
+    goal = "cool some plate and put it in sidetable."
+    walk = {"thought": "The plate is cool. Now I put it on the sidetable.", "action": "go to diningtable 1",
+            "feedback": "On the diningtable 1, you see a bread 3."}
+    look = {"thought": "Now I put the plate on the sidetable.", "action": "look", "feedback": "You are in the room."}
+    assert _labelled(PrematureSuccessLabeler(), _trajectory([walk], goal=goal)) == []
+    assert _labelled(PrematureSuccessLabeler(), _trajectory([walk, look], goal=goal)) == [1]
+
+
+def test_years_are_not_averaged_into_an_answer() -> None:
+    rows = (("1974", "Marta Oyelaran"), ("1978", "Marta Oyelaran"))
+    assert 1976.0 not in aggregates(rows)
+    seen = [Observed(0, "SELECT * FROM t", "[('1974', 'Marta Oyelaran'), ('1978', 'Marta Oyelaran')]", rows)]
+    assert judge_answer(["1976"], seen) is not None
+    assert judge_answer(["1978"], seen) is None
+    # a column of ordinary numbers is still averaged ("what is the average score")
+    scores = (("a", 12.0), ("b", 14.0))
+    assert judge_answer(["13"], [Observed(0, "SELECT * FROM t", "[('a', 12), ('b', 14)]", scores)]) is None
+
+
+def test_re_listing_the_rows_just_shown_is_filler() -> None:
+    rows = "[('1974', 'Marta Oyelaran', 'Nigeria'), ('1978', 'Marta Oyelaran', 'Nigeria')]"
+    restated = (
+        "The result has two rows. The first row has Year 1974, Champion Marta Oyelaran and Country Nigeria. "
+        "The second row has Year 1978, Champion Marta Oyelaran and Country Nigeria."
+    )
+    turns = [
+        {"raw": "Action: Operation\n```sql\nSELECT * FROM t\n```", "action": "Operation: SELECT * FROM t",
+         "feedback": rows},
+        {"raw": restated + "\nAction: Operation\n```sql\nSELECT 1\n```", "thought": restated,
+         "action": "Operation: SELECT 1", "feedback": "[(1,)]"},
+        {"raw": "She won in 1978.\nAction: Answer\nFinal Answer: [\"1978\"]", "thought": "She won in 1978.",
+         "action": 'Answer: ["1978"]'},
+    ]
+    trajectory = _trajectory(turns, goal="In which year did Marta Oyelaran win?", name="sql", protocol="dbbench")
+    assert _labelled(VerboseFillerLabeler(), trajectory) == [1]
+
+
+def test_several_statements_in_one_operation_are_a_format_violation() -> None:
+    def operation(sql: str) -> dict[str, Any]:
+        return {"raw": f"Action: Operation\n```sql\n{sql}\n```", "action": f"Operation: {sql}",
+                "facts": {"sql": SqlFacts(turn="operation", executed=sql)}, "feedback": "[]"}
+
+    turns = [
+        operation("UPDATE t SET v = 'Ashton Gate' WHERE d = '12 March'; SELECT * FROM t;"),
+        operation("SELECT v FROM t WHERE d = 'a;b';"),
+        operation("SELECT v FROM t; -- checked"),
+        operation("SELECT v FROM t WHERE d = 'unterminated;"),
+    ]
+    trajectory = _trajectory(turns, goal="Change the venue.", name="sql", protocol="dbbench")
+    assert _labelled(FormatViolationLabeler(), trajectory) == [0]
+
+
+def test_a_query_re_run_with_only_a_column_alias_added_is_a_repeat() -> None:
+    aliased = normalize_sql("SELECT COUNT(*) AS total FROM `t` WHERE a = 1")
+    assert aliased == normalize_sql("SELECT COUNT(*) FROM t WHERE a = 1")
+    assert normalize_sql("SELECT CAST(x AS SIGNED) FROM t") != normalize_sql("SELECT x FROM t")
+
+    def query(sql: str, reply: str) -> dict[str, Any]:
+        return {"action": f"Operation: {sql}", "feedback": reply,
+                "facts": {"sql": SqlFacts(turn="operation", statement="query", executed=sql)}}
+
+    turns = [query("SELECT COUNT(*) FROM t", "[(14,)]"), query("SELECT COUNT(*) AS total FROM t", "[(14,)]")]
+    trajectory = _trajectory(turns, goal="How many?", name="sql", protocol="dbbench")
+    assert _labelled(SqlLoopLabeler(), trajectory) == [1]
+
+
+# Readings added when the second blind test set was scored and retired.
+
+
+def test_failures_of_spelling_are_not_guesses() -> None:
+    turns = [
+        {"raw": "ACTION: go to cabinet 1", "action": "go to cabinet 1", "feedback": NOTHING,
+         "normalized": ["action tag 'ACTION:' dropped"], "facts": {"problems": ["unexpected action tag 'ACTION:'"]}},
+        {"raw": "go to cabinet 2.", "action": "go to cabinet 2.", "feedback": NOTHING},
+        {"raw": "go to cabinet 2", "action": "go to cabinet 2", "feedback": "On the cabinet 2, you see a pot 1."},
+    ]
+    trajectory = _trajectory(turns, goal="put some pot on stoveburner.", protocol="react")
+    assert _labelled(LoopLabeler(), trajectory) == []
+
+
+def _think(text: str) -> dict[str, Any]:
+    return {"raw": f"think: {text}", "thought": text, "action": None, "feedback": "OK."}
+
+
+def test_a_thought_repeated_at_each_new_place_reacts_to_it_and_a_replayed_one_is_a_loop() -> None:
+    def go(place: str, seen: str) -> dict[str, Any]:
+        return {"action": f"go to {place}", "feedback": f"On the {place}, you see {seen}."}
+
+    lap = [go("shelf 1", "a book 1"), _think("The pen is not here."), go("shelf 2", "a cd 1"),
+           _think("The pen is not here.")]
+    turns = [*lap, *lap, _think("The pen is not here.")]
+    assert _labelled(LoopLabeler(), _trajectory(turns, goal="put a pen in desk.", protocol="react")) == [4, 5, 6, 7, 8]
+
+
+def test_a_put_claim_is_true_when_the_put_was_confirmed_though_the_object_was_not_processed() -> None:
+    goal = "cool some apple and put it in countertop."
+    turns = [
+        {"action": "take apple 1 from diningtable 1", "feedback": "You pick up the apple 1 from the diningtable 1."},
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a spoon 2."},
+        {"action": "put apple 1 in/on countertop 1", "feedback": "You put the apple 1 in/on the countertop 1."},
+        {"thought": "I put the apple on the countertop.", "action": "look", "feedback": "You are in the room."},
+        {"thought": "I put the cool apple on the countertop.", "action": "look", "feedback": "You are in the room."},
+    ]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(turns, goal=goal)) == [4]
+
+
+def test_a_first_turn_re_listing_the_room_is_filler_and_a_question_mention_is_not() -> None:
+    room = ("You are in the middle of a room. Looking quickly around you, you see a bed 1, a desk 1, a drawer 2, "
+            "a drawer 1, a dresser 1, a garbagecan 1, a laundryhamper 1, a shelf 2, a shelf 1, and a sidetable 1.\n"
+            "Your task is to: put a pencil in shelf.")
+    relisted = ("I am in the middle of a room. Looking around I see a bed 1, a desk 1, a drawer 2, a drawer 1, a "
+                "dresser 1, a garbagecan 1, a laundryhamper 1, a shelf 2, a shelf 1, and a sidetable 1. My task is "
+                "to put a pencil in a shelf.")
+    first = {"observation": room, "thought": relisted, "raw": f"THOUGHT: {relisted}\nACTION: go to drawer 1",
+             "action": "go to drawer 1"}
+    household = _trajectory([first], goal="put a pencil in shelf.")
+    assert _labelled(VerboseFillerLabeler(), household) == [0]
+    question = ("Add the museum 'Harbour Gallery' in Bergen, opened in 2016, to the museums table.\nThe name of this "
+                "table is museums, and the headers of this table are Name,City,Opened,Visitors.")
+    mention = ("To add it I run an INSERT of Harbour Gallery, Bergen, 2016 into the museums table with Name, City, "
+               "Opened.")
+    sql = _trajectory([{"observation": question, "thought": mention, "raw": mention, "action": "Operation: SELECT 1"}],
+                      goal=question, name="sql", protocol="dbbench")
+    assert _labelled(VerboseFillerLabeler(), sql) == []
+
+
+def test_protocols_report_an_invented_result_and_another_protocols_tags() -> None:
+    from prefbuild.envs import cached_protocol
+
+    dbbench = cached_protocol("sql", "dbbench")
+    invented = dbbench.parse("Action: Operation\n```sql\nSELECT city FROM t WHERE y = 1;\n```\nResult: [('Oslo',)]")
+    assert not invented.format_ok and "invented" in " ".join(invented.problems)
+    plain = dbbench.parse("Let me look.\nAction: Operation\n```sql\nSELECT city FROM t;\n```")
+    assert plain.format_ok and not plain.problems
+    react = cached_protocol("household", "react")
+    tagged = react.parse('<tool_call>{"name": "go_to", "arguments": {"target": "coffeetable 1"}}</tool_call>')
+    assert not tagged.format_ok and "markup" in " ".join(tagged.problems)
+    assert react.parse("> go to coffeetable 1").format_ok
+
+
+# Readings added when the third blind test set was scored and retired.
+
+
+def _sql_turn(sql: str | None = None, reply: str = "", *, answer: str | None = None, error: str | None = None,
+              text: str = "") -> dict[str, Any]:
+    if answer is not None:
+        return {"raw": f"{text}\nAction: Answer\nFinal Answer: {answer}", "action": f"Answer: {answer}",
+                "facts": {"sql": SqlFacts(turn="answer", answer=f" {answer}")}}
+    kind = "query" if sql and sql.lstrip().upper().startswith("SELECT") else "mutation"
+    return {"raw": f"Action: Operation\n```sql\n{sql}\n```", "action": f"Operation: {sql}", "feedback": error or reply,
+            "facts": {"sql": SqlFacts(turn="operation", statement=kind, executed=sql, error=error,
+                                      mutated=kind == "mutation" and error is None)}}
+
+
+def test_a_comparison_answer_is_observed_when_the_question_names_it_and_a_query_looked_it_up() -> None:
+    from prefbuild.labelers.sql.labelers import SqlWrongAnswerLabeler
+
+    question = "Which line is longer, the Norrland Line or the Coastal Line?"
+    coastal = _sql_turn("SELECT `Length (km)` FROM lines WHERE Line = 'Coastal Line'", "[('412',)]")
+    norrland = _sql_turn("SELECT `Length (km)` FROM lines WHERE Line = 'Norrland Line'", "[('530',)]")
+    both = _trajectory([coastal, norrland, _sql_turn(answer='["Norrland Line"]')], goal=question, name="sql",
+                       protocol="dbbench")
+    assumed = _trajectory([coastal, _sql_turn(answer='["Norrland Line"]')], goal=question, name="sql",
+                          protocol="dbbench")
+    assert _labelled(SqlWrongAnswerLabeler(), both) == []
+    assert _labelled(SqlWrongAnswerLabeler(), assumed) == [1]
+
+
+def test_a_mutation_claimed_in_words_of_the_new_state_after_a_failed_update_is_premature() -> None:
+    from prefbuild.labelers.sql.labelers import SqlPrematureSuccessLabeler, claims_change
+
+    failed = _sql_turn("UPDATE orders SET Status = 'Shipped' WHERE OrderID = '5531'",
+                       error="1054 (42S22): Unknown column 'OrderID' in 'where clause'")
+    look = _sql_turn("SELECT * FROM orders WHERE `Order ID` = '5531'", "[('5531', 'J. Brennan', 'Processing')]")
+    claim = _sql_turn(answer='["Shipped"]', text="Order 5531 is now marked as Shipped.")
+    trajectory = _trajectory([failed, look, claim], goal="Change the status of order 5531 to Shipped.", name="sql",
+                             protocol="dbbench")
+    trajectory = trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"type": "UPDATE"})})
+    assert _labelled(SqlPrematureSuccessLabeler(), trajectory) == [2]
+    assert not claims_change(trajectory.steps[2].model_copy(update={"raw_output": "I could not update it now."}))
+
+
+def test_a_put_that_worked_tried_again_with_nothing_in_hand_is_not_a_loop() -> None:
+    turns = [
+        {"action": "take soapbar 1 from countertop 1", "feedback": "You pick up the soapbar 1 from the countertop 1."},
+        {"action": "go to cabinet 1", "feedback": "The cabinet 1 is open. In it, you see nothing."},
+        {"action": "put soapbar 1 in/on cabinet 1", "feedback": "You put the soapbar 1 in/on the cabinet 1."},
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a soapbar 2."},
+        {"action": "take soapbar 1 from countertop 1", "feedback": NOTHING},
+        {"action": "go to cabinet 1", "feedback": "The cabinet 1 is open. In it, you see a soapbar 1."},
+        {"action": "put soapbar 1 in/on cabinet 1", "feedback": NOTHING},
+    ]
+    labelled = _labelled(LoopLabeler(), _trajectory(turns, goal="put two soapbar in cabinet.", protocol="react"))
+    assert 6 not in labelled
+
+
+def test_two_commands_joined_by_a_bare_comma_are_a_format_violation() -> None:
+    from prefbuild.labelers.format_violation import two_commands
+
+    assert two_commands("go to drawer 2, open drawer 2")
+    assert not two_commands("take creditcard 1 from drawer 2")
