@@ -98,12 +98,6 @@ def task_observation(text: str) -> str:
 
 
 def normalize_text(text: str) -> str:
-    """``text`` with runs of white space as one space, stripped and lower-cased (memoised for short texts)."""
-    return _normalized(text) if len(text) <= 2048 else _normalized.__wrapped__(text)
-
-
-@lru_cache(maxsize=8192)
-def _normalized(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower()
 
 
