@@ -21,7 +21,13 @@ from tests.labelers.blind_household import Game
 from tests.labelers.strict_yaml import FixtureError
 
 HERE = Path(__file__).parent
-SETS = [HERE / "blind_dev", HERE / "blind_test", HERE / "blind_test2", HERE / "blind_test3"]
+SETS = [
+    HERE / "blind_dev",
+    HERE / "blind_test",
+    HERE / "blind_test2",
+    HERE / "blind_test3",
+    HERE / "blind_test4",
+]
 SHAPE_FORMAT = {
     "agentbench-household": "alfworld_runs.jsonl",
     "agentbench-dbbench": "dbbench_runs.jsonl",
