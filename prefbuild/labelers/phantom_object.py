@@ -24,7 +24,7 @@ from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.text import canonical_command, short
 from prefbuild.records import FailureMode, Label, Trajectory
 
-_TAKE = re.compile(r"^take ([a-z]+ \d+) from ")
+_TAKE = re.compile(r"^take ([a-z]+(?: \d+)?) from ")  # "take mug from ..." claims a mug, whichever
 _USES_HELD = re.compile(r"^(?:put|heat|cool|clean|slice) ([a-z]+ \d+)\b")
 _THOUGHT_TAKE = re.compile(
     r"\b(?:now\s+)?i\s+(?:(?:have|just|now)\s+)*(?:take|took|picked\s+up|pick\s+up|grab|grabbed)\s+"
@@ -44,6 +44,16 @@ def claimed_take(thought: str | None) -> str | None:
         return None
     match = _THOUGHT_TAKE.search(thought)
     return f"{match.group(1).lower()} {match.group(2)}" if match else None
+
+
+def _believed(used: str, claimed: str | None, held: str | None) -> bool:
+    """``used`` is the object the agent claims to hold (an instance, or any of a type it named without
+    a number) and the env's hand holds no such object."""
+    if claimed is None:
+        return False
+    if " " in claimed:
+        return used == claimed and held != claimed
+    return used.rsplit(" ", 1)[0] == claimed and (held is None or held.rsplit(" ", 1)[0] != claimed)
 
 
 class PhantomObjectLabeler(Labeler):
@@ -68,7 +78,7 @@ class PhantomObjectLabeler(Labeler):
                 claimed = take.group(1)
             use = _USES_HELD.match(written) if written else None
             held = state.hand
-            if use and use.group(1) == claimed and claimed != held:
+            if use and _believed(use.group(1), claimed, held):
                 labels.append(
                     self.make_label(
                         step,

@@ -182,6 +182,9 @@ class PrematureSuccessLabeler(Labeler):
     def _claim(self, step: Step, goal: Goal | None) -> Claim | None:
         """The success claim of this turn's thought, ``think:`` line or free-text action, if any."""
         action = step.action
+        invented = _invented_put(step.raw_output, goal)
+        if invented is not None:
+            return invented
         if not step.thought and (not action or _BARE_COMMAND.match(action.lstrip("> ").lower())):
             return None  # a bare command claims nothing
         command = canonical_command(action) or ""
@@ -253,6 +256,21 @@ def _puts_of_goal_objects(state: HouseState, goal: Goal) -> int:
         if entity_type(obj) == goal.obj and entity_type(place) == goal.receptacle:
             per_place.setdefault(place, set()).add(obj)
     return max(map(len, per_place.values()), default=0)
+
+
+_INVENTED_PUT = re.compile(r"^\s*you (?:put|move) the ([a-z]+) \d+ (?:in/on|in|on|to) the ([a-z]+) \d+", re.IGNORECASE)
+
+
+def _invented_put(raw_output: str, goal: Goal | None) -> Claim | None:
+    """A line after the command in which the agent wrote the env's reply itself, saying a goal object
+    was put into a goal receptacle ("go to shelf 1\nYou put the cd 1 in/on the shelf 1.")."""
+    if goal is None or goal.kind == "examine" or "\n" not in raw_output:
+        return None
+    for line in raw_output.split("\n")[1:]:
+        match = _INVENTED_PUT.match(line)
+        if match and match.group(1).lower() == goal.obj and match.group(2).lower() == goal.receptacle:
+            return Claim(line.strip(), GOAL)
+    return None
 
 
 def _narrates(claim: Claim, command: str) -> bool:

@@ -81,6 +81,10 @@ _TASK_CLAIM = re.compile(
 )
 # "Done.", "Done!", "All done.", "Done, ..." at the start of a sentence.
 _DONE_OPENING = re.compile(r"^\W*(?:all\s+)?(?:done|finished|completed)\b\s*(?P<sep>[,.!:;-]|$)", re.IGNORECASE)
+# "..., done." closing a sentence that states the goal ("The cd is under the desklamp, done.")
+_DONE_CLOSING = re.compile(
+    r"[,;:\u2013\u2014-]\s*(?:all\s+)?(?:done|finished|complete|completed)\s*[.!]*\s*$", re.IGNORECASE
+)
 
 _ADVERBS = r"(?:(?:have|has|had|'ve|just|now|successfully|finally|already|then|also|carefully|finished|done)\s+)*"
 # The processing steps that may precede the final put in one claim ("heated the egg and placed it ...").
@@ -200,6 +204,9 @@ def _task_claim(sentence: str) -> Claim | None:
             return Claim(sentence, TASK)
     match = _TASK_CLAIM.search(sentence)
     if match and not _hedged(sentence, match.start()) and not _HEDGES_AFTER.search(sentence[match.end() :]):
+        return Claim(sentence, TASK)
+    closing = _DONE_CLOSING.search(sentence)
+    if closing is not None and not _hedged(sentence, closing.start()):
         return Claim(sentence, TASK)
     return None
 

@@ -59,6 +59,16 @@ def opening_interjection(text: str) -> str | None:
     return match.group(0).strip() if match else None
 
 
+def _last_observation(trajectory: Trajectory, index: int) -> str:
+    """What the env last showed before step ``index``: the reply to the last command (a thought's
+    ``OK.`` shows nothing), or for the first turn the room description."""
+    for earlier in range(index - 1, -1, -1):
+        step = trajectory.steps[earlier]
+        if step.action is not None or not step.thought:
+            return step.feedback
+    return _room(trajectory.steps[0].observation) if trajectory.steps else ""
+
+
 def _room(first_observation: str) -> str:
     """The household room description a first turn may re-list (a question or a task prompt is a goal,
     whose mention is not filler)."""
@@ -133,7 +143,7 @@ class VerboseFillerLabeler(Labeler):
         "restatement": True,
         "multiple_actions": False,
         "interjections": True,
-        "restating_min_words": 20,  # a thought re-listing the last observation is filler from this length on
+        "restating_min_words": 15,  # a thought re-listing the last observation is filler from this length on
         "restating_coverage": 0.8,  # share of the observation's content words it repeats
     }
 
@@ -164,7 +174,7 @@ class VerboseFillerLabeler(Labeler):
             if opening:
                 reasons = (*reasons, f"opens with the interjection '{short(opening, 40)}' addressed to the environment")
                 confidence = max(confidence, 0.8)
-            previous = trajectory.steps[step.index - 1].feedback if step.index else _room(step.observation)
+            previous = _last_observation(trajectory, step.index)
             if previous and restates(
                 thought, previous, int(self.config["restating_min_words"]), float(self.config["restating_coverage"])
             ):

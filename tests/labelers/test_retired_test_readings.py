@@ -250,3 +250,112 @@ def test_two_commands_joined_by_a_bare_comma_are_a_format_violation() -> None:
 
     assert two_commands("go to drawer 2, open drawer 2")
     assert not two_commands("take creditcard 1 from drawer 2")
+
+
+# Readings added when the fourth blind test set was scored and retired.
+
+
+def test_numbers_of_one_small_result_are_compared_side_by_side_but_years_are_not_added() -> None:
+    seats = Observed(0, "SELECT Party, Seats FROM t", "[('Labour', '364'), ('Conservative', '253')]",
+                     (("Labour", "364"), ("Conservative", "253")))
+    assert judge_answer(["111"], [seats]) is None
+    assert judge_answer(["112"], [seats]) is not None
+    wins = Observed(0, "SELECT * FROM t", "[('1974', 'M'), ('1978', 'M')]", (("1974", "M"), ("1978", "M")))
+    count = Observed(1, "SELECT COUNT(*) FROM t", "[(2,)]", ((2.0,),))
+    assert judge_answer(["4"], [wins, count]) is None  # four years apart
+    assert judge_answer(["1976"], [wins, count]) is not None  # 1974 + 2 is no year anybody won
+
+
+def test_a_yes_with_an_invented_value_is_judged_on_the_value() -> None:
+    empty = Observed(0, "SELECT Branch, Opened FROM t WHERE Branch IN ('Riverside', 'Hillcrest')", "[]", ())
+    assert judge_answer(["Yes", "1962"], [empty]) is not None
+    assert judge_answer(["Yes"], [empty]) is None
+
+
+def test_a_candidate_counts_as_observed_only_when_a_query_looked_it_up_alone_or_a_result_shows_it() -> None:
+    from prefbuild.labelers.sql.labelers import SqlWrongAnswerLabeler
+
+    question = "Which stadium is older, Hampden Park or Celtic Park?"
+    both = _sql_turn("SELECT Stadium, Opened FROM s WHERE Stadium IN ('Hampden Park', 'Celtic Park')",
+                     "[('Hampden Park', '1903')]")
+    trajectory = _trajectory([both, _sql_turn(answer='["Celtic Park"]')], goal=question, name="sql",
+                             protocol="dbbench")
+    assert _labelled(SqlWrongAnswerLabeler(), trajectory) == [1]
+
+
+def test_a_position_counted_along_an_ordered_result_is_observed() -> None:
+    from prefbuild.labelers.sql.labelers import SqlWrongAnswerLabeler
+
+    ordered = _sql_turn("SELECT Team FROM g ORDER BY Points DESC", "[('Ghana',), ('Peru',), ('Norway',), ('Iraq',)]")
+    def ask(answer: str) -> list[int]:
+        trajectory = _trajectory([ordered, _sql_turn(answer=answer)], goal="In what position did Peru finish?",
+                                 name="sql", protocol="dbbench")
+        return _labelled(SqlWrongAnswerLabeler(), trajectory)
+
+    assert ask('["2"]') == [] and ask('["2nd"]') == []
+    assert ask('["5"]') == [1]
+
+
+def test_a_run_ending_on_a_statement_outside_its_block_with_a_claim_is_premature_and_a_plan_is_not() -> None:
+    from prefbuild.labelers.sql.labelers import SqlPrematureSuccessLabeler
+
+    def final(raw: str) -> dict[str, Any]:
+        return {"raw": raw, "action": "Invalid: Action: Operation without a ```sql block",
+                "facts": {"sql": SqlFacts(turn="invalid")}}
+
+    look = _sql_turn("SELECT * FROM g WHERE Team = 'Iraq'", "[('Iraq', 'B', '3', '1')]")
+    for raw, expected in (
+        ("Action: Operation\nDELETE FROM g WHERE Team = 'Iraq';\nThe Iraq row has been deleted.", [1]),
+        ("I will update it with:\nAction: Operation\nUPDATE g SET Points = '2' WHERE Team = 'Iraq';", []),
+    ):
+        trajectory = _trajectory([look, final(raw)], goal="Remove the Iraq row.", name="sql", protocol="dbbench")
+        trajectory = trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"type": "DELETE"})})
+        assert _labelled(SqlPrematureSuccessLabeler(), trajectory) == expected
+
+
+def test_a_statement_retried_without_backquotes_that_now_fails_is_a_repeat_and_the_fix_is_not() -> None:
+    ok = _sql_turn("SELECT COUNT(*) FROM `r` WHERE `To` = 'Central'", "[(0,)]")
+    broken = _sql_turn("SELECT COUNT(*) FROM r WHERE To = 'Central'", error="1064 (42000): You have an error")
+    as_written = _trajectory([ok, broken], goal="How many?", name="sql", protocol="dbbench")
+    fixed = _trajectory([broken, ok], goal="How many?", name="sql", protocol="dbbench")
+    assert _labelled(SqlLoopLabeler(), as_written) == [1]
+    assert _labelled(SqlLoopLabeler(), fixed) == []
+
+
+def test_react_markdown_is_a_format_problem_and_a_relisting_after_a_thought_is_filler() -> None:
+    from prefbuild.envs import cached_protocol
+
+    assert not cached_protocol("household", "react").parse("**go to countertop 1**").format_ok
+    listing = ("On the countertop 1, you see a candle 1, a soapbottle 1, a spraybottle 1, a tissuebox 1, and a "
+               "toiletpaper 1.")
+    turns = [
+        {"action": "go to countertop 1", "feedback": listing},
+        _think("Great! The spraybottle is here."),
+        _think("The countertop has a candle 1, a soapbottle 1, a spraybottle 1, a tissuebox 1 and a toiletpaper 1."),
+    ]
+    assert _labelled(VerboseFillerLabeler(), _trajectory(turns, goal="put some spraybottle on toilet.")) == [1, 2]
+
+
+def test_a_take_without_a_number_claims_any_object_of_its_type() -> None:
+    from prefbuild.labelers.phantom_object import PhantomObjectLabeler
+
+    turns = [
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a mug 2."},
+        {"action": "take mug from countertop 1", "feedback": NOTHING},
+        {"action": "go to microwave 1", "feedback": "The microwave 1 is closed."},
+        {"action": "heat mug 2 with microwave 1", "feedback": NOTHING},
+    ]
+    assert _labelled(PhantomObjectLabeler(), _trajectory(turns, goal="put a hot mug in coffeemachine.")) == [3]
+
+
+def test_a_goal_stated_then_done_and_an_invented_put_reply_are_claims() -> None:
+    lamp = [
+        {"action": "use desklamp 1", "feedback": "You turn on the desklamp 1."},
+        {"thought": "The cd is under the desklamp, done.", "action": "inventory",
+         "feedback": "You are not carrying anything."},
+    ]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(lamp, goal="look at cd under the desklamp.")) == [1]
+    invented = [{"raw": "go to shelf 1\nYou put the cd 1 in/on the shelf 1.", "action": "go to shelf 1",
+                 "feedback": "On the shelf 1, you see nothing."}]
+    trajectory = _trajectory(invented, goal="put a cd in shelf.", protocol="react")
+    assert _labelled(PrematureSuccessLabeler(), trajectory) == [0]

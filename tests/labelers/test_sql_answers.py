@@ -175,7 +175,8 @@ def test_replies_are_read_as_the_mysql_client_prints_them() -> None:
     assert number_of("30,720") == 30720.0 and number_of("25%") == 25.0 and number_of("2.1 million") is None
     assert same_number("12", 12.0) and not same_number("17", 17.25) and not same_number("3.33", 3.3333)
     assert same_number("3.33", 3.3333, rounded=True) and not same_number("3.34", 3.3333, rounded=True)
-    assert aggregates((("a", 3.0), ("b", 4.0))) == [2.0, 7.0, 3.5, 3.0, 4.0]
+    assert aggregates((("a", 3.0), ("b", 4.0), ("c", 5.0), ("d", 6.0), ("e", 7.0))) == [5.0, 25.0, 5.0, 3.0, 7.0]
+    assert 1.0 in aggregates((("a", 3.0), ("b", 4.0)))  # two numbers side by side: their difference
 
 
 def test_the_verdict_names_the_result_it_contradicts() -> None:

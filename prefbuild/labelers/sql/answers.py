@@ -10,7 +10,8 @@ answer is checked two ways:
   exactly, as the benchmark compares floats: 17 is not an observed 17.25), or a number the agent
   computed from it, possibly rounded to the digits it wrote: the row count, a column's sum,
   average, minimum or maximum over several rows, or the difference, sum, ratio or percentage of
-  two of the episode's single-value results (what two targeted SELECTs returned);
+  two of the episode's single-value results (what two targeted SELECTs returned) or of the
+  numbers of one small result (two or three rows compared side by side);
 * **wholly** against every other result: the answer *is* that result (its single value,
   a column's whole set of values) or one of its aggregates.
 
@@ -47,6 +48,8 @@ _SELECT = re.compile(r"^\W*(?:select|with|\()", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 # Pairwise arithmetic is tried on at most this many numbers (the pool grows quadratically).
 _ARITHMETIC_POOL = 16
+# A result with at most this many numbers is read side by side (a comparison of two or three rows).
+_SMALL_RESULT = 4
 
 
 @dataclass(frozen=True)
@@ -215,17 +218,23 @@ def _years(numbers: Sequence[float]) -> bool:
 
 
 def aggregates(rows: Rows) -> list[float]:
-    """Numbers an agent computes from a result of several rows: the row count, and per column the
-    sum, average, minimum and maximum of its numeric cells (only the earliest and latest of a
-    column of years: the average of 1974 and 1978 is no answer to "in which year").
+    """Numbers an agent computes from a result: the row count; for a small result (two to four
+    numbers) their pairwise differences, sums and ratios; and for several rows per column the sum,
+    average, minimum and maximum of its numeric cells (only the earliest and latest of a column of
+    years: the average of 1974 and 1978 is no answer to "in which year").
 
     Example:
-        >>> aggregates((("a", 3.0), ("b", 4.0)))
-        [2.0, 7.0, 3.5, 3.0, 4.0]
-        >>> aggregates((("1974", "x"), ("1978", "y")))
-        [2.0, 1974.0, 1978.0]
+        >>> aggregates((("a", 3.0), ("b", 4.0), ("c", 5.0), ("d", 6.0), ("e", 7.0)))
+        [5.0, 25.0, 5.0, 3.0, 7.0]
+        >>> 1.0 in aggregates((("Labour", 364.0), ("Conservative", 363.0)))  # side by side: one more
+        True
+        >>> aggregates((("1974", "x"), ("1978", "y")))  # four years apart, never their average
+        [2.0, 4.0, 1974.0, 1978.0]
     """
     found = [float(len(rows))]
+    numbers = [number for number in map(number_of, _cells(rows)) if number is not None]
+    if 2 <= len(numbers) <= _SMALL_RESULT:
+        found += _arithmetic(numbers)  # side by side: "Labour 364, Conservative 253": how many more?
     if len(rows) < 2:
         return found
     for column in zip(*rows, strict=False):
@@ -238,10 +247,16 @@ def aggregates(rows: Rows) -> list[float]:
 
 
 def _arithmetic(numbers: Sequence[float]) -> list[float]:
-    """Differences, sums, ratios and percentages of two different numbers of a small pool."""
+    """Differences, sums, ratios and percentages of two different numbers of a small pool (of two
+    years only the difference)."""
     pool = list(dict.fromkeys(numbers))[:_ARITHMETIC_POOL]
     found: list[float] = []
     for a, b in combinations(pool, 2):
+        years = _years([a]), _years([b])
+        if any(years):
+            if all(years):
+                found.append(abs(a - b))  # years apart; a year plus a count or a ratio of years is no answer
+            continue
         found += [a + b, abs(a - b)]
         if b:
             found += [a / b, 100 * a / b]
@@ -396,7 +411,11 @@ def judge_answer(values: Sequence[str], observed: Sequence[Observed], *, copied_
         empty = any(item.rows is not None and not item.rows for item in observed)
         return None if empty else Verdict("unobserved", ())
     if any(value.lower() in YES_NO for value in values):
-        return None if observed else Verdict("unobserved", tuple(values))
+        if not observed:
+            return Verdict("unobserved", tuple(values))
+        values = [value for value in values if value.lower() not in YES_NO]  # "Yes" is judged by no result
+        if not values:
+            return None
     if all(value.lower() in NONE_LIKE for value in values) and any(
         item.rows is not None and (not item.rows or None in _cells(item.rows)) for item in observed
     ):

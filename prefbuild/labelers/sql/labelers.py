@@ -178,12 +178,12 @@ class SqlWrongAnswerLabeler(Labeler):
             and (text := _result(item))
         ]
         values = answer_values(answer_text(step) or "")
-        queried = " ".join(item.sql for item in observed)
-        named = [
-            value for value in values if _named_in(value, trajectory.task.goal) and _named_in(value, queried)
-        ]
+        question = trajectory.task.goal
+        named = [value for value in values if _looked_up(value, question, observed)]
         if named and len(named) == len(values):
-            return []  # "Which is higher, A or B?" answered "B" after querying both: the candidates were observed
+            return []  # "Which is higher, A or B?" answered "B" after looking B up: the candidates were observed
+        if _is_position(values, question, observed):
+            return []  # "In what position did Peru finish?" counted along an ordered result
         verdict = judge_answer(
             [value for value in values if value not in named], observed,
             copied_values=bool(self.config["contradictions"]),
@@ -209,6 +209,35 @@ class SqlWrongAnswerLabeler(Labeler):
             evidence = f"answer {shown} was given without any observed query result (no query succeeded)"
             confidence = float(self.config["unobserved_confidence"])
         return [self.make_label(step, confidence, evidence)]
+
+
+_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
+_POSITION_QUESTION = re.compile(r"\b(?:position|rank|ranked|place|placed|finish(?:ed)?)\b", re.IGNORECASE)
+
+
+def _looked_up(value: str, question: str, observed: list[Observed]) -> bool:
+    """A candidate the question names that a successful query looked up on its own (its result not
+    empty), or that a result shows."""
+    if not _named_in(value, question):
+        return False
+    for item in observed:
+        if not item.rows or not _named_in(value, item.sql):
+            continue
+        candidates = [literal for literal in _LITERAL.findall(item.sql) if _named_in(literal, question)]
+        if len(candidates) <= 1 or _named_in(value, item.text):
+            return True
+    return False
+
+
+def _is_position(values: list[str], question: str, observed: list[Observed]) -> bool:
+    """A rank answer ("2") to a position question, within the rows of an observed result."""
+    if len(values) != 1 or not _POSITION_QUESTION.search(question):
+        return False
+    written = values[0].strip().rstrip(".").lower()
+    position = number_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", written))
+    if position is None or not position.is_integer():
+        return False
+    return any(item.rows and 1 <= position <= len(item.rows) for item in observed)
 
 
 def _named_in(value: str, text: str) -> bool:
@@ -237,8 +266,14 @@ def _turn_text(step: Step) -> str:
     return (step.raw_output or step.action or "").strip()
 
 
-def claims_change(step: Step) -> bool:
+_STATEMENT_LINE = re.compile(r"^\s*(?:insert|update|delete|replace)\b.*$", re.IGNORECASE | re.MULTILINE)
+
+
+def claims_change(step: Step, *, in_words: bool = False) -> bool:
     """The final turn says the table was changed (and does not say it could not be).
+
+    ``in_words``: only the turn's prose counts, not a statement written in it (a turn that ends the run
+    without a valid action may hold the statement it meant to run).
 
     Example:
         >>> claims_change(Step(index=0, observation="", raw_output="The row was inserted. Final Answer: [1]"))
@@ -247,6 +282,8 @@ def claims_change(step: Step) -> bool:
         False
     """
     text = _turn_text(step)
+    if in_words:
+        text = _STATEMENT_LINE.sub("", text)
     return bool(_CHANGE_CLAIM.search(text)) and not _CHANGE_DENIED.search(text)
 
 
@@ -261,11 +298,15 @@ class SqlPrematureSuccessLabeler(Labeler):
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         mutation = _is_mutation_task(trajectory)
+        last = len(trajectory.steps) - 1
         for step in trajectory.steps:
-            if step_kind(step) == "answer":
+            # The run's last turn can claim the change without a valid action (a DELETE written outside
+            # a sql block, "The row has been deleted.").
+            final_claim = mutation and step.index == last and step_kind(step) == "invalid"
+            if step_kind(step) == "answer" or final_claim:
                 earlier = trajectory.steps[: step.index]
                 if mutation:
-                    if any(mutated(item) for item in earlier) or not claims_change(step):
+                    if any(mutated(item) for item in earlier) or not claims_change(step, in_words=final_claim):
                         return []
                     evidence = (
                         f"says '{short(_turn_text(step), 60)}' but no INSERT/UPDATE/DELETE changed the table "
@@ -308,7 +349,9 @@ class SqlLoopLabeler(Labeler):
                 continue
             key = normalize_sql(sql)
             seen = occurrences.setdefault(key, [])
-            changed = bool(seen) and _result(trajectory.steps[seen[-1]]) != _result(step)
+            # Another result after no change to the table: a fix when it now works (the backquotes the
+            # first try lacked), still the same statement when it now fails.
+            changed = bool(seen) and _result(trajectory.steps[seen[-1]]) != _result(step) and sql_error(step) is None
             if changed:
                 seen.clear()
             seen.append(step.index)

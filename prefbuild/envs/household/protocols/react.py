@@ -36,6 +36,7 @@ _THINK = re.compile(r"^(?P<tag>(?:think|thought|thinking)\s*:)\s*(?P<body>.*)$",
 _ACT = re.compile(r"^(?P<tag>(?:action|act)\s*:)\s*(?P<body>.*)$", re.IGNORECASE | re.DOTALL)
 # Another protocol's markup: <tool_call>...</tool_call>, <action>, a JSON call.
 _MARKUP = re.compile(r"</?[a-z_]+>|^\{\s*\"", re.IGNORECASE)
+_MARKDOWN = re.compile(r"\*\*|__|`")
 
 
 class ReActProtocol(Protocol):
@@ -95,6 +96,8 @@ class ReActProtocol(Protocol):
             line = act.group("body")
         if _MARKUP.search(line):
             problems.append("markup of another protocol (tags or a JSON call) in a ReAct command")
+        if _MARKDOWN.search(line):
+            problems.append("markdown around the command (the game reads it as written)")
         cleaned = clean_action(line)
         normalized.extend(note for note in cleaned.normalized if note not in normalized)
         if not cleaned.action:
