@@ -27,6 +27,7 @@ SETS = [
     HERE / "blind_test2",
     HERE / "blind_test3",
     HERE / "blind_test4",
+    HERE / "blind_test5",
 ]
 SHAPE_FORMAT = {
     "agentbench-household": "alfworld_runs.jsonl",
