@@ -61,7 +61,7 @@ class PhantomObjectLabeler(Labeler):
 
     name: ClassVar[str] = "phantom_object"
     mode: ClassVar[str] = FailureMode.phantom_object.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     envs: ClassVar[tuple[str, ...]] = ("household",)
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 

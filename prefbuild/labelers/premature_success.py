@@ -145,7 +145,7 @@ class PrematureSuccessLabeler(Labeler):
     def _step(self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState) -> Label | None:
         last = len(trajectory.steps) - 1
         claims = is_completion_claim(step.action)
-        claim = self._claim(step, goal) if self.config["thought_claims"] else None
+        claim = self._claim(trajectory, step, goal) if self.config["thought_claims"] else None
         if not claims and claim is None and step.index != last:
             return None  # nothing here could claim anything
         if step_won(trajectory, step):
@@ -179,7 +179,7 @@ class PrematureSuccessLabeler(Labeler):
             return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
         return None
 
-    def _claim(self, step: Step, goal: Goal | None) -> Claim | None:
+    def _claim(self, trajectory: Trajectory, step: Step, goal: Goal | None) -> Claim | None:
         """The success claim of this turn's thought, ``think:`` line or free-text action, if any."""
         action = step.action
         invented = _invented_put(step.raw_output, goal)
@@ -197,7 +197,7 @@ class PrematureSuccessLabeler(Labeler):
             claim = find_claim(text, goal)
             if claim is None:
                 continue
-            if claim.kind == TASK or goal is None or not _narrates(claim, command):
+            if claim.kind == TASK or goal is None or not _narrates(claim, command, _put_tried(trajectory, step)):
                 return claim
         return None
 
@@ -273,15 +273,29 @@ def _invented_put(raw_output: str, goal: Goal | None) -> Claim | None:
     return None
 
 
-def _narrates(claim: Claim, command: str) -> bool:
+def _put_tried(trajectory: Trajectory, step: Step) -> bool:
+    """A put (or move) was written before this step."""
+    return any(
+        (canonical_command(earlier.action) or "").startswith(("put ", "move "))
+        for earlier in trajectory.steps[: step.index]
+    )
+
+
+def _narrates(claim: Claim, command: str, put_tried: bool) -> bool:
     """ "Now I put it on the sofa." beside a ``go to`` or a put (or "Now I look at the cd under the
     desklamp." beside ``use desklamp 1``) narrates this turn's command: a plan. A walk narrated as the
-    put is an intention whatever place it heads for (the agent may go elsewhere first)."""
+    put is an intention whatever place it heads for (the agent may go elsewhere first). Before any
+    put was tried, a present-tense put is the plan of the final step (a ReAct thought before the
+    walk); after one, repeating it on a put that was tried already claims it done."""
     if re.search(r"\b(?:have|has|had|'ve|already|been|was|were)\b", claim.sentence, re.IGNORECASE):
         return False  # a perfect or passive claim says it is done, not that it is being done
     if claim.kind in (LAMP, LAMP_ON):
         return command.startswith(("use ", "go to ", "take "))
-    return command.startswith(("go to ", "put "))
+    if command.startswith("go to "):
+        return True
+    if command.startswith("put ") or not command:  # the put itself, or a thought turn of its own
+        return not put_tried
+    return False  # beside another command ("examine diningtable 1") it says the put happened
 
 
 def _a(noun: str) -> str:

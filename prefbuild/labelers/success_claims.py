@@ -264,6 +264,13 @@ def _goal_state_named(subject: str, goal: Goal) -> bool:
 
 
 def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
+    under = re.search(
+        rf"\b{re.escape(goal.obj)}\b[^.!?\n]*?\b(?:is|are|'s)\s+(?:now\s+)?under\s+the\s+(?:\w+\s+)?\w*lamp\b",
+        sentence,
+        re.IGNORECASE,
+    )  # "The watch is under the lamp."
+    if under is not None and not _hedged(sentence, under.start()):
+        return Claim(sentence, LAMP)
     match = _LOOK_CLAIM.search(sentence)
     if match is None or _hedged(sentence, match.start()):
         return None

@@ -35,10 +35,15 @@ _SENTENCES = re.compile(r"[^.!?。！？\n]+")
 _ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
 _WORDS = re.compile(r"\w+")
 _NGRAM = 8
-_INTERJECTION = re.compile(
-    r"^\W*(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|"
+_THANKS = (
     r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?(?:\s+for\s+(?:the|your|this)\s+"
-    r"(?:response|information|info|feedback|update|observation|reply|result|output))?)\s*[!.]",
+    r"(?:response|information|info|feedback|update|observation|reply|result|output|task|question|help|details))?"
+)
+_INTERJECTION = re.compile(
+    r"^\W*(?:(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|"
+    r"(?:great|good|nice|excellent)\s+(?:job|work)|well\s+done|" + _THANKS + r")\s*[!.]"
+    # "Great, let's begin.", "Excellent, I have it.": the strong ones stand before a comma too
+    r"|(?:great|perfect|excellent|awesome|wonderful|" + _THANKS + r")\s*,)",
     re.IGNORECASE,
 )
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
@@ -82,13 +87,20 @@ def _content_words(text: str) -> set[str]:
 
 def restates(thought: str, observation: str, min_words: int, coverage: float) -> bool:
     """The thought re-lists the observation: it holds ``coverage`` of the observation's content
-    words (at least five of them) and is at least ``min_words`` words long."""
-    if len(thought) < 4 * min_words or len(thought.split()) < min_words:
+    words (at least five of them) and is at least ``min_words`` words long; a short observation
+    (three or four content words) is re-listed when the thought holds all of them and is half as
+    long again as the observation ("... So the countertop has bread 1, knife 1 and ...")."""
+    words = len(thought.split())
+    if len(thought) < 4 * min_words or words < min_words:
         return False
     shown = _content_words(observation)
-    if len(shown) < 5:
+    if len(shown) < 3:
         return False
-    return len(shown & _content_words(thought)) >= coverage * len(shown)
+    covered = len(shown & _content_words(thought))
+    if len(shown) < 5:  # only a listing (of a receptacle, or result rows) is re-listed
+        listing = "you see" in observation.lower() or observation.lstrip().startswith("[(")
+        return listing and covered == len(shown) and words >= 1.5 * len(observation.split())
+    return covered >= coverage * len(shown)
 
 
 def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:

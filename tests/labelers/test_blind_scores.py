@@ -1,19 +1,17 @@
-"""The deployed labelers on the blind sets: the held-out set as a regression gate, the
-development sets (the retired first test set included) at their measured figures.
+"""The deployed labelers on the blind sets, a regression gate.
 
 The blind sets were written from the specification by annotators who never read the labeler
-code nor saw its output.
+code nor saw its output (``tests/labelers/blind_sets.md``). Each test set was held out, scored
+once in aggregate (the figures that count as evidence, recorded in blind_sets.md and the
+README), and only then retired into development data: its misses were read and the labelers
+corrected. No held-out set is left; the next one has to be written fresh.
 
-* ``blind_test2`` is the held-out set. It was written after ``blind_test`` had been scored and
-  was scored once, after the labeler work of 2026-11-22 evening
-  (``bench/label_quality.py --set tests/labelers/blind_test2``). Its floors are issue 13's targets
-  (P >= 0.95, R >= 0.90) where they were met, the measured figure where they were not (loop
-  P 0.94, format_violation R 0.88).
-* ``blind_test`` was scored once as the held-out set (2026-11-22 afternoon: premature_success
-  P 0.94, wrong_answer R 0.89), then retired into development data: its misses were read and
-  the labelers corrected. It and ``blind_dev`` now score 1.00 on every mode and are held there.
-
-Raising a floor is fine; lowering one needs a reason in the commit.
+Here every set is held at what the labelers score on it now. Where a set still misses, the
+label is one where the annotators of different sets read the definitions differently (a
+rounded average, a unit conversion, a keychain or a saltshaker looked for in an odd place
+during a sweep, ``use desklamp`` with a phantom object, a two-word listing re-stated); the
+floors below are those figures. Raising a floor is fine; lowering one needs a reason in the
+commit.
 """
 
 from __future__ import annotations
@@ -25,28 +23,39 @@ import pytest
 from prefbuild.labelers.evaluation import ModeScore, evaluate_sidecar
 
 HERE = Path(__file__).parent
-TARGET_P, TARGET_R = 0.95, 0.90
-HELD_OUT_FLOORS = {"loop": (0.94, TARGET_R), "format_violation": (TARGET_P, 0.88)}
-
-
 Floors = dict[str, tuple[float, float]]
+# set -> {mode: (precision floor, recall floor)}; every other mode is held at 1.00 / 1.00.
+FLOORS: dict[str, Floors] = {
+    "blind_dev": {},
+    "blind_test": {},
+    "blind_test2": {"implausible_location": (0.95, 1.0)},
+    "blind_test3": {"phantom_object": (1.0, 0.95)},
+    "blind_test4": {"loop": (0.98, 1.0), "wrong_answer": (0.94, 1.0)},
+    "blind_test5": {
+        "loop": (1.0, 0.98),
+        "premature_success": (1.0, 0.96),
+        "implausible_location": (0.91, 1.0),
+        "verbose_filler": (1.0, 0.96),
+        "wrong_answer": (0.96, 1.0),
+    },
+}
 
 
-def _below(overall: dict[str, ModeScore], floors: Floors, default: tuple[float, float]) -> list[str]:
+def _below(overall: dict[str, ModeScore], floors: Floors) -> list[str]:
     below = []
     for mode, counts in overall.items():
-        floor_p, floor_r = floors.get(mode, default)
+        floor_p, floor_r = floors.get(mode, (1.0, 1.0))
         if counts.precision < floor_p or counts.recall < floor_r:
             below.append(f"{mode}: P {counts.precision:.2f} R {counts.recall:.2f} (floor {floor_p}/{floor_r})")
     return below
 
 
-def test_every_mode_holds_its_floor_on_the_held_out_blind_set() -> None:
-    overall = evaluate_sidecar(HERE / "blind_test2" / "labels.jsonl")["all"]
-    assert not _below(overall, HELD_OUT_FLOORS, (TARGET_P, TARGET_R))
-
-
-@pytest.mark.parametrize("name", ["blind_dev", "blind_test"])
-def test_the_development_blind_sets_stay_fully_labelled(name: str) -> None:
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_every_blind_set_holds_its_floors(name: str) -> None:
     overall = evaluate_sidecar(HERE / name / "labels.jsonl")["all"]
-    assert not _below(overall, {}, (1.0, 1.0))
+    assert not _below(overall, FLOORS[name])
+
+
+def test_every_blind_set_is_gated() -> None:
+    sets = {path.parent.name for path in HERE.glob("blind_*/labels.jsonl")}
+    assert sets == set(FLOORS)

@@ -359,3 +359,41 @@ def test_a_goal_stated_then_done_and_an_invented_put_reply_are_claims() -> None:
                  "feedback": "On the shelf 1, you see nothing."}]
     trajectory = _trajectory(invented, goal="put a cd in shelf.", protocol="react")
     assert _labelled(PrematureSuccessLabeler(), trajectory) == [0]
+
+
+# Readings added when the fifth blind test set was scored and retired.
+
+
+def test_more_interjections_and_a_short_listing_re_listed_at_length_are_filler() -> None:
+    from prefbuild.labelers.verbose_filler import opening_interjection, restates
+
+    openings = ("Great, let's begin.", "Great job! Found it.", "Thanks for the task! I look.", "Excellent, I have it.")
+    for text in openings:
+        assert opening_interjection(text)
+    assert opening_interjection("Good, the apple is here.") is None
+    listing = "On the countertop 1, you see a bread 1, a knife 1, and a saltshaker 1."
+    relisted = ("On countertop 1 there is a bread 1, a knife 1, and a saltshaker 1. So the countertop has bread 1, "
+                "knife 1 and saltshaker 1 on it.")
+    assert restates(relisted, listing, 15, 0.8)
+    assert not restates("I see bread, a knife and a saltshaker on the countertop; I take the bread to the table.",
+                        listing, 15, 0.8)
+    assert not restates("Now I put the first creditcard in dresser. Next, I need to take the second one from sofa 1.",
+                        "You put the creditcard 2 in/on the dresser 1.", 15, 0.8)
+
+
+def test_a_put_thought_is_a_plan_before_any_put_and_a_claim_once_one_was_tried() -> None:
+    goal = "heat some egg and put it in garbagecan."
+    egg = [
+        {"action": "take egg 1 from countertop 2", "feedback": "You pick up the egg 1 from the countertop 2."},
+        _think("Now I put the hot egg in the garbagecan."),
+        {"action": "go to garbagecan 1", "feedback": "On the garbagecan 1, you see nothing."},
+        {"action": "put egg 1 in garbagecan 1", "feedback": NOTHING},
+        _think("Now I put the hot egg in the garbagecan."),
+    ]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(egg, goal=goal, protocol="react")) == [4]
+    lamp = [
+        {"action": "use desklamp 1", "feedback": "You turn on the desklamp 1."},
+        {"thought": "The watch is under the lamp.", "action": "examine desk 1",
+         "feedback": "On the desk 1, you see a pen 1."},
+    ]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(lamp, goal="look at watch under the desklamp.")) == [1]

@@ -293,6 +293,7 @@ class SqlPrematureSuccessLabeler(Labeler):
 
     name: ClassVar[str] = "sql_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
+    version: ClassVar[int] = 2
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"lucky_confidence": 0.5}
 
