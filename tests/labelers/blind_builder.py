@@ -1,4 +1,4 @@
-"""Build a blind labeler set (``tests/labelers/blind_dev``, ``tests/labelers/blind_test``) from its sources.
+"""Build a blind labeler set (``tests/labelers/blind_dev``, ``blind_test`` ... ``blind_test5``) from its sources.
 
 Each folder holds ``alfworld.yaml``, ``dbbench.yaml`` and ``react.yaml`` (hand-written turns and
 expected labels) and gets ``alfworld_runs.jsonl``, ``dbbench_runs.jsonl``, ``react_messages.jsonl``
@@ -11,8 +11,8 @@ Strict: unknown keys, bad modes, steps past the end, a snap to a command that is
 an episode going on after a win or past the benchmark's turn limit fail with ``file:line``.
 
 Example:
-    python tests/labelers/blind_dev/build.py          # write the built files
-    python tests/labelers/blind_dev/build.py --check  # exit 1 if they differ from the sources
+    python tests/labelers/blind_builder.py tests/labelers/blind_dev          # write the built files
+    python tests/labelers/blind_builder.py tests/labelers/blind_dev --check  # exit 1 if they differ
 """
 
 from __future__ import annotations
@@ -414,7 +414,7 @@ def main(here: Path, argv: list[str] | None = None) -> None:
     if "--check" in arguments:
         stale = [name for name, text in texts.items() if _read(here / name) != text]
         if stale:
-            print(f"error: {here}: stale built files {', '.join(stale)}; run build.py", file=sys.stderr)
+            print(f"error: {here}: stale built files {', '.join(stale)}; run blind_builder.py {here}", file=sys.stderr)
             raise SystemExit(1)
     else:
         for name, text in texts.items():
@@ -425,3 +425,10 @@ def main(here: Path, argv: list[str] | None = None) -> None:
 
 def _read(path: Path) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        print("usage: python tests/labelers/blind_builder.py SET_FOLDER [--check]", file=sys.stderr)
+        raise SystemExit(2)
+    main(Path(sys.argv[1]).resolve(), sys.argv[2:])
