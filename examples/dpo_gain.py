@@ -53,7 +53,7 @@ class Settings:
     max_steps: int = 8
     train_max_steps: int | None = None
     expert: str = "searcher"
-    chosen: str = "template"
+    chosen: str = "action"
     dpo_steps: int = 200
     batch_size: int = 2
     learning_rate: float = 1e-4
@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--train-max-steps", type=int, default=None,
                         help="steps per training episode (default: --max-steps); pairs come from these steps")
     parser.add_argument("--expert", default=defaults.expert, choices=["searcher", "oracle", "both"])
-    parser.add_argument("--chosen", default=defaults.chosen, choices=["action", "template"])
+    parser.add_argument("--chosen", default=defaults.chosen, choices=["action", "template"],
+                        help="chosen turn: the expert's command alone (measured best on CPU) or THOUGHT + ACTION")
     parser.add_argument("--dpo-steps", type=int, default=defaults.dpo_steps)
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
