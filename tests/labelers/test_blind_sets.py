@@ -29,6 +29,7 @@ SETS = [
     HERE / "blind_test3",
     HERE / "blind_test4",
     HERE / "blind_test5",
+    HERE / "blind_test6",
 ]
 SHAPE_FORMAT = {
     "agentbench-household": "alfworld_runs.jsonl",
