@@ -4,7 +4,8 @@ The blind sets were written from the specification by annotators who never read 
 code nor saw its output (``tests/labelers/blind_sets.md``). Each test set was held out, scored
 once in aggregate (the figures that count as evidence, recorded in blind_sets.md and the
 README), and only then retired into development data: its misses were read and the labelers
-corrected. No held-out set is left; the next one has to be written fresh.
+corrected (``blind_test6``, the last one scored, not yet). No held-out set is left; the next one
+has to be written fresh.
 
 Here every set is held at what the labelers score on it now. Where a set still misses, the
 label is one where the annotators of different sets read the definitions differently (a
@@ -38,6 +39,8 @@ FLOORS: dict[str, Floors] = {
         "verbose_filler": (1.0, 0.96),
         "wrong_answer": (0.96, 1.0),
     },
+    # Scored once held out after the blind_test5 corrections; its misses not read yet.
+    "blind_test6": {"loop": (0.94, 1.0), "verbose_filler": (1.0, 0.83), "phantom_object": (1.0, 0.85)},
 }
 
 
