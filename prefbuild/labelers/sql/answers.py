@@ -449,13 +449,53 @@ def judge_answer(values: Sequence[str], observed: Sequence[Observed], *, copied_
     return Verdict("contradicts", tuple(values), relevant)
 
 
+_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
+_POSITION_QUESTION = re.compile(r"\b(?:position|rank|ranked|place|placed|finish(?:ed)?)\b", re.IGNORECASE)
+
+
+def looked_up(value: str, question: str, observed: Sequence[Observed]) -> bool:
+    """A candidate the question names that a successful query looked up on its own (its result not
+    empty), or that a result shows."""
+    if not _named_in(value, question):
+        return False
+    for item in observed:
+        if not item.rows or not _named_in(value, item.sql):
+            continue
+        candidates = [literal for literal in _LITERAL.findall(item.sql) if _named_in(literal, question)]
+        if len(candidates) <= 1 or _named_in(value, item.text):
+            return True
+    return False
+
+
+def is_position(values: Sequence[str], question: str, observed: Sequence[Observed]) -> bool:
+    """A rank answer ("2") to a position question, within the rows of an observed result."""
+    if len(values) != 1 or not _POSITION_QUESTION.search(question):
+        return False
+    written = values[0].strip().rstrip(".").lower()
+    position = number_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", written))
+    if position is None or not position.is_integer():
+        return False
+    return any(item.rows and 1 <= position <= len(item.rows) for item in observed)
+
+
+def _named_in(value: str, text: str) -> bool:
+    """A text answer value ``text`` names as a whole word (a comparison's candidate in the question, and
+    in the query that looked it up)."""
+    value = value.strip().lower()
+    if len(value) < 2 or number_of(value) is not None:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text.lower()) is not None
+
+
 __all__ = [
     "Observed",
     "Verdict",
     "aggregates",
     "answer_values",
     "appears_anywhere",
+    "is_position",
     "judge_answer",
+    "looked_up",
     "loosely_derivable",
     "number_of",
     "parse_result",

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from prefbuild.envs.sql.actions import parse_action
 from prefbuild.envs.sql.items import is_mutation
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.sql.answers import Observed, answer_values, judge_answer, number_of, parse_result
+from prefbuild.labelers.sql.answers import Observed, answer_values, is_position, judge_answer, looked_up, parse_result
 from prefbuild.labelers.text import format_steps, short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
@@ -179,10 +179,10 @@ class SqlWrongAnswerLabeler(Labeler):
         ]
         values = answer_values(answer_text(step) or "")
         question = trajectory.task.goal
-        named = [value for value in values if _looked_up(value, question, observed)]
+        named = [value for value in values if looked_up(value, question, observed)]
         if named and len(named) == len(values):
             return []  # "Which is higher, A or B?" answered "B" after looking B up: the candidates were observed
-        if _is_position(values, question, observed):
+        if is_position(values, question, observed):
             return []  # "In what position did Peru finish?" counted along an ordered result
         verdict = judge_answer(
             [value for value in values if value not in named], observed,
@@ -209,44 +209,6 @@ class SqlWrongAnswerLabeler(Labeler):
             evidence = f"answer {shown} was given without any observed query result (no query succeeded)"
             confidence = float(self.config["unobserved_confidence"])
         return [self.make_label(step, confidence, evidence)]
-
-
-_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'")
-_POSITION_QUESTION = re.compile(r"\b(?:position|rank|ranked|place|placed|finish(?:ed)?)\b", re.IGNORECASE)
-
-
-def _looked_up(value: str, question: str, observed: list[Observed]) -> bool:
-    """A candidate the question names that a successful query looked up on its own (its result not
-    empty), or that a result shows."""
-    if not _named_in(value, question):
-        return False
-    for item in observed:
-        if not item.rows or not _named_in(value, item.sql):
-            continue
-        candidates = [literal for literal in _LITERAL.findall(item.sql) if _named_in(literal, question)]
-        if len(candidates) <= 1 or _named_in(value, item.text):
-            return True
-    return False
-
-
-def _is_position(values: list[str], question: str, observed: list[Observed]) -> bool:
-    """A rank answer ("2") to a position question, within the rows of an observed result."""
-    if len(values) != 1 or not _POSITION_QUESTION.search(question):
-        return False
-    written = values[0].strip().rstrip(".").lower()
-    position = number_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", written))
-    if position is None or not position.is_integer():
-        return False
-    return any(item.rows and 1 <= position <= len(item.rows) for item in observed)
-
-
-def _named_in(value: str, text: str) -> bool:
-    """A text answer value ``text`` names as a whole word (a comparison's candidate in the question, and
-    in the query that looked it up)."""
-    value = value.strip().lower()
-    if len(value) < 2 or number_of(value) is not None:
-        return False
-    return re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text.lower()) is not None
 
 
 # A final turn saying the change was made: "The row has been inserted.", ["done"], the statement itself,
