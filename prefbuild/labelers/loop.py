@@ -33,6 +33,7 @@ from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
+    canonical_command,
     executed_command,
     format_steps,
     is_nothing_happens,
@@ -166,8 +167,63 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
     return found
 
 
+_WRITTEN_TAKE = re.compile(r"^take ([a-z]+) (\d+) from ([a-z]+ \d+)$")
+
+
+def _refuted_guesses(steps: list[Step]) -> list[tuple[int, int]]:
+    """(earlier, later) consecutive written takes of one object type from one receptacle with another
+    number, neither of which got that object, where the later one names an object the receptacle's last
+    listing did not show (``take saltshaker 1``, snapped onto ``take spoon 1``, then ``take saltshaker 2``
+    where the countertop listed only the spoon): guessing numbers the episode has already ruled out, also
+    when the harness snapped each guess onto some other command."""
+    commands = [(index, step) for index, step in enumerate(steps) if step.action is not None]
+    takes = [_WRITTEN_TAKE.match(canonical_command(step.action) or "") for _, step in commands]
+    candidates = [
+        (commands[n - 1][0], commands[n][0], take)
+        for n in range(1, len(commands))
+        if (take := takes[n]) is not None
+        and (guess := takes[n - 1]) is not None
+        and (guess.group(1), guess.group(3)) == (take.group(1), take.group(3))
+        and guess.group(2) != take.group(2)
+    ]
+    found: list[tuple[int, int]] = []
+    for earlier, later, take in candidates:
+        kind, receptacle = take.group(1), take.group(3)
+        shown = next(
+            (items for i in range(later - 1, -1, -1) for place, items in _parsed_reply(steps[i].feedback)[1]
+             if place == receptacle),
+            None,
+        )
+        got = any(f"you pick up the {kind}" in steps[i].feedback.lower() for i in (earlier, later))
+        if shown is not None and f"{kind} {take.group(2)}" not in shown and not got:
+            found.append((earlier, later))
+    return found
+
+
 def _same_reply(first: Step, second: Step) -> bool:
     return normalize_text(first.feedback) == normalize_text(second.feedback)
+
+
+_MARKER = re.compile(r"^[\s>]+|[\s.]+$")
+
+
+def _written(step: Step) -> str:
+    """The command line as the agent wrote it, only a ``> `` marker, case, spaces and a final period
+    ignored (markup, tags and prefixes kept), dialect spellings merged."""
+    line = step.raw_output.strip().split("\n", 1)[0]
+    return canonical_command(_MARKER.sub("", line)) or ""
+
+
+def _respelled(steps: list[Step], earlier: list[int], index: int) -> bool:
+    """The step did nothing, like every earlier occurrence of its command, and the agent wrote it in a
+    new way (tool-call tags, then a prefix, then markdown): it is trying to get the format right, not
+    repeating itself. Played as written (no harness snap) and read by the parser as the same command."""
+    step = steps[index]
+    if step.facts.executed_action is not None or not is_nothing_happens(step.feedback):
+        return False
+    if not all(is_nothing_happens(steps[i].feedback) and steps[i].facts.executed_action is None for i in earlier):
+        return False
+    return _written(step) not in {_written(steps[i]) for i in earlier}
 
 
 def _is_command(key: str | None) -> bool:
@@ -197,7 +253,7 @@ class LoopLabeler(Labeler):
 
     name: ClassVar[str] = "loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     defaults: ClassVar[dict[str, object]] = {
         "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
         "max_cycle": 10,  # longest script / lap (in steps) compared for replays
@@ -223,7 +279,8 @@ class LoopLabeler(Labeler):
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
         guesses = _failed_variants(steps, keys)
-        if not guesses and not _may_repeat(keys):
+        refuted = _refuted_guesses(steps)
+        if not guesses and not refuted and not _may_repeat(keys):
             return []
         states, novel, final = self._replay(steps)
         found: dict[int, Label] = {}
@@ -232,6 +289,7 @@ class LoopLabeler(Labeler):
             self._replays(keys, novel, found)
             self._laps(keys, states, novel, found)
             self._guesses(guesses, keys, states, novel, found)
+            self._refuted(refuted, steps, novel, found)
         return [found[index] for index in sorted(found)]
 
     @staticmethod
@@ -305,7 +363,9 @@ class LoopLabeler(Labeler):
             undone = bool(earlier) and states[earlier[-1]] != after[earlier[-1]] and not _same_reply(
                 steps[earlier[-1]], steps[index]
             )
-            if earlier and not novel[index] and not reacted and not undone and not self._purposeful(
+            # A command that did nothing, written anew in another format, is an attempt at the format.
+            respelled = bool(earlier) and not key.startswith("think: ") and _respelled(steps, earlier, index)
+            if earlier and not novel[index] and not reacted and not undone and not respelled and not self._purposeful(
                 steps, keys, novel, index
             ):
                 repeats.setdefault(group, []).append(index)
@@ -395,6 +455,21 @@ class LoopLabeler(Labeler):
             )
 
         self._blocks(keys, novel, found, 0.85, evidence_of)
+
+    def _refuted(
+        self, refuted: list[tuple[int, int]], steps: list[Step], novel: list[bool], found: dict[int, Label]
+    ) -> None:
+        """A take guessed with another number where the listing already showed there is no such object."""
+        for earlier, later in refuted:
+            if novel[later]:
+                continue
+            written = canonical_command(steps[later].action) or ""
+            before = short(steps[earlier].action or "", 60)
+            evidence = (
+                f"'{short(written, 60)}' guesses again after step {earlier} ('{before}') "
+                "for an object the receptacle's listing did not show; nothing new was seen"
+            )
+            found.setdefault(later, self.make_label(later, 0.85, evidence))
 
     def _guesses(
         self,

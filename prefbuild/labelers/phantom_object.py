@@ -25,7 +25,7 @@ from prefbuild.labelers.text import canonical_command, short
 from prefbuild.records import FailureMode, Label, Trajectory
 
 _TAKE = re.compile(r"^take ([a-z]+(?: \d+)?) from ")  # "take mug from ..." claims a mug, whichever
-_USES_HELD = re.compile(r"^(?:put|heat|cool|clean|slice) ([a-z]+ \d+)\b")
+_USES_HELD = re.compile(r"^(?:put|heat|cool|clean|slice) ([a-z]+(?: \d+)?)\b")  # "cool apple with ..." too
 _THOUGHT_TAKE = re.compile(
     r"\b(?:now\s+)?i\s+(?:(?:have|just|now)\s+)*(?:take|took|picked\s+up|pick\s+up|grab|grabbed)\s+"
     r"(?:the|a|an)\s+([a-z]+)\s*\(?(\d+)\)?",
@@ -51,9 +51,10 @@ def _believed(used: str, claimed: str | None, held: str | None) -> bool:
     a number) and the env's hand holds no such object."""
     if claimed is None:
         return False
-    if " " in claimed:
+    if " " in claimed and " " in used:
         return used == claimed and held != claimed
-    return used.rsplit(" ", 1)[0] == claimed and (held is None or held.rsplit(" ", 1)[0] != claimed)
+    kind = claimed.split(" ", 1)[0]  # one side names only the type: "take apple from ...", "cool apple with ..."
+    return used.split(" ", 1)[0] == kind and (held is None or held.split(" ", 1)[0] != kind)
 
 
 class PhantomObjectLabeler(Labeler):
@@ -61,7 +62,7 @@ class PhantomObjectLabeler(Labeler):
 
     name: ClassVar[str] = "phantom_object"
     mode: ClassVar[str] = FailureMode.phantom_object.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     envs: ClassVar[tuple[str, ...]] = ("household",)
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 

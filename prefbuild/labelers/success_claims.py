@@ -264,11 +264,13 @@ def _goal_state_named(subject: str, goal: Goal) -> bool:
 
 
 def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
+    obj = re.escape(goal.obj)
     under = re.search(
-        rf"\b{re.escape(goal.obj)}\b[^.!?\n]*?\b(?:is|are|'s)\s+(?:now\s+)?under\s+the\s+(?:\w+\s+)?\w*lamp\b",
+        rf"\b{obj}\b[^.!?\n]*?\b(?:is|are|'s)\s+(?:now\s+)?under\s+the\s+(?:\w+\s+)?\w*lamp\b"
+        rf"|\b(?:holding|hold|held)\s+(?:the\s+|a\s+|an\s+)?{obj}\b[^.!?\n]{{0,20}}?\bunder\s+the\s+(?:\w+\s+)?\w*lamp\b",
         sentence,
         re.IGNORECASE,
-    )  # "The watch is under the lamp."
+    )  # "The watch is under the lamp.", "I am holding the keychain under the lit desklamp."
     if under is not None and not _hedged(sentence, under.start()):
         return Claim(sentence, LAMP)
     match = _LOOK_CLAIM.search(sentence)

@@ -35,15 +35,22 @@ _SENTENCES = re.compile(r"[^.!?。！？\n]+")
 _ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
 _WORDS = re.compile(r"\w+")
 _NGRAM = 8
-_THANKS = (
-    r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?(?:\s+for\s+(?:the|your|this)\s+"
-    r"(?:response|information|info|feedback|update|observation|reply|result|output|task|question|help|details))?"
+_THANKS = (  # "Thanks for the response.", "Thank you for sharing the schema.": to the end of the sentence
+    r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?"
+    r"(?:\s+for\s+(?:the|your|this|that|these|all|sharing|providing|showing|confirming)\b[^.!?\n,]{0,60})?"
 )
 _INTERJECTION = re.compile(
     r"^\W*(?:(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|"
     r"(?:great|good|nice|excellent)\s+(?:job|work)|well\s+done|" + _THANKS + r")\s*[!.]"
     # "Great, let's begin.", "Excellent, I have it.": the strong ones stand before a comma too
     r"|(?:great|perfect|excellent|awesome|wonderful|" + _THANKS + r")\s*,)",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles: "creditcard 1"
+# Words of a plan, an inference or a negation: a thought holding one does more than narrate.
+_REASONING = re.compile(
+    r"\b(?:need|needs|will|should|next|let'?s|let me|going to|plan|must|have to|try|find|search|look for|"
+    r"check|go to|head|then|goal|task|want|could|might|maybe|probably|perhaps|if|because|since|not)\b|n't\b|'ll\b",
     re.IGNORECASE,
 )
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
@@ -64,14 +71,20 @@ def opening_interjection(text: str) -> str | None:
     return match.group(0).strip() if match else None
 
 
-def _last_observation(trajectory: Trajectory, index: int) -> str:
-    """What the env last showed before step ``index``: the reply to the last command (a thought's
-    ``OK.`` shows nothing), or for the first turn the room description."""
+def _last_observations(trajectory: Trajectory, index: int, count: int = 1) -> list[str]:
+    """What the env last showed before step ``index``, latest first: the replies to the last ``count``
+    commands (a thought's ``OK.`` shows nothing), or for the first turn the room description."""
+    shown: list[str] = []
     for earlier in range(index - 1, -1, -1):
         step = trajectory.steps[earlier]
         if step.action is not None or not step.thought:
-            return step.feedback
-    return _room(trajectory.steps[0].observation) if trajectory.steps else ""
+            shown.append(step.feedback)
+            if len(shown) == count:
+                return shown
+    if not shown and trajectory.steps:
+        room = _room(trajectory.steps[0].observation)
+        return [room] if room else []
+    return shown
 
 
 def _room(first_observation: str) -> str:
@@ -101,6 +114,24 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
         listing = "you see" in observation.lower() or observation.lstrip().startswith("[(")
         return listing and covered == len(shown) and words >= 1.5 * len(observation.split())
     return covered >= coverage * len(shown)
+
+
+def narrates(thought: str, shown: str, min_words: int) -> bool:
+    """The thought only narrates what the env just showed: at least ``min_words`` words naming at least
+    two things (``sidetable 1``, ``creditcard 1``), every one of them in ``shown``, with no plan,
+    inference or negation ("On the shelf 2, I see a book 1. There is a book 1 on shelf 2, which is the
+    only object on the shelf 2.").
+
+    Example:
+        >>> narrates("On the sidetable 1 there was a creditcard 1 and a watch 1; I picked up the creditcard 1 "
+        ...          "and now I carry it.", "On the sidetable 1, you see a creditcard 1, and a watch 1.", 15)
+        True
+    """
+    if len(thought) < 4 * min_words or len(thought.split()) < min_words or _REASONING.search(thought):
+        return False
+    named = {f"{name} {number}" for name, number in _NAMED.findall(thought.lower())}
+    lowered = shown.lower()
+    return len(named) >= 2 and all(name in lowered for name in named)
 
 
 def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
@@ -143,7 +174,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
@@ -186,12 +217,14 @@ class VerboseFillerLabeler(Labeler):
             if opening:
                 reasons = (*reasons, f"opens with the interjection '{short(opening, 40)}' addressed to the environment")
                 confidence = max(confidence, 0.8)
-            previous = _last_observation(trajectory, step.index)
-            if previous and restates(
-                thought, previous, int(self.config["restating_min_words"]), float(self.config["restating_coverage"])
-            ):
-                reasons = (*reasons, f"restates the previous observation '{short(previous, 50)}' at length")
+            shown = _last_observations(trajectory, step.index, 2)
+            min_words = int(self.config["restating_min_words"])
+            if shown and restates(thought, shown[0], min_words, float(self.config["restating_coverage"])):
+                reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
                 confidence = max(confidence, 0.8)
+            elif shown and step.thought and narrates(step.thought, " ".join(shown), min_words):
+                reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
+                confidence = max(confidence, 0.75)
             if reasons:
                 labels.append(self.make_label(step, confidence, "; ".join(reasons)))
         return labels

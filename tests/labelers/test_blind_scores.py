@@ -4,13 +4,12 @@ The blind sets were written from the specification by annotators who never read 
 code nor saw its output (``tests/labelers/blind_sets.md``). Each test set was held out, scored
 once in aggregate (the figures that count as evidence, recorded in blind_sets.md and the
 README), and only then retired into development data: its misses were read and the labelers
-corrected (``blind_test6``, the last one scored, not yet). No held-out set is left; the next one
-has to be written fresh.
+corrected. No held-out set is left; the next one has to be written fresh.
 
 Here every set is held at what the labelers score on it now. Where a set still misses, the
 label is one where the annotators of different sets read the definitions differently (a
 rounded average, a unit conversion, a keychain or a saltshaker looked for in an odd place
-during a sweep, ``use desklamp`` with a phantom object, a two-word listing re-stated); the
+during a sweep, ``use desklamp`` with a phantom object); the
 floors below are those figures. Raising a floor is fine; lowering one needs a reason in the
 commit.
 """
@@ -31,16 +30,9 @@ FLOORS: dict[str, Floors] = {
     "blind_test": {},
     "blind_test2": {"implausible_location": (0.95, 1.0)},
     "blind_test3": {"phantom_object": (1.0, 0.95)},
-    "blind_test4": {"loop": (0.98, 1.0), "wrong_answer": (0.94, 1.0)},
-    "blind_test5": {
-        "loop": (1.0, 0.98),
-        "premature_success": (1.0, 0.96),
-        "implausible_location": (0.91, 1.0),
-        "verbose_filler": (1.0, 0.96),
-        "wrong_answer": (0.96, 1.0),
-    },
-    # Scored once held out after the blind_test5 corrections; its misses not read yet.
-    "blind_test6": {"loop": (0.94, 1.0), "verbose_filler": (1.0, 0.83), "phantom_object": (1.0, 0.85)},
+    "blind_test4": {"wrong_answer": (0.94, 1.0)},
+    "blind_test5": {"implausible_location": (0.91, 1.0), "wrong_answer": (0.96, 1.0)},
+    "blind_test6": {},
 }
 
 

@@ -397,3 +397,82 @@ def test_a_put_thought_is_a_plan_before_any_put_and_a_claim_once_one_was_tried()
          "feedback": "On the desk 1, you see a pen 1."},
     ]
     assert _labelled(PrematureSuccessLabeler(), _trajectory(lamp, goal="look at watch under the desklamp.")) == [1]
+
+
+# Readings added when the sixth blind test set was scored and retired.
+
+
+def test_a_command_rewritten_in_another_format_after_doing_nothing_is_not_a_loop() -> None:
+    shelf = "On the shelf 1, you see a vase 1."
+    tags = {"raw": '<tool_call>{"name": "go_to"}</tool_call>', "action": "go to shelf 1", "feedback": NOTHING,
+            "normalized": ["tags"]}
+    prefixed = {"raw": "ACTION: go to shelf 1", "action": "go to shelf 1", "feedback": NOTHING,
+                "normalized": ["prefix"]}
+    bold = {"raw": "**go to shelf 1**", "action": "**go to shelf 1**", "feedback": NOTHING}
+    plain = {"raw": "go to shelf 1", "action": "go to shelf 1", "feedback": shelf}
+    goal = "put some vase on dresser."
+    assert _labelled(LoopLabeler(), _trajectory([tags, prefixed, bold, plain], goal=goal, protocol="react")) == []
+    # the same wrong format again is a repeat
+    assert _labelled(LoopLabeler(), _trajectory([prefixed, bold, bold], goal=goal, protocol="react")) == [2]
+
+
+def test_a_take_guessed_again_after_a_snap_onto_another_object_is_a_loop() -> None:
+    turns = [
+        {"action": "go to countertop 2", "feedback": "On the countertop 2, you see a spoon 1."},
+        {"action": "take saltshaker 1 from countertop 2", "feedback": "You pick up the spoon 1 from the countertop 2.",
+         "facts": {"executed_action": "take spoon 1 from countertop 2"}},
+        {"action": "take saltshaker 2 from countertop 2", "feedback": "On the countertop 2, you see nothing.",
+         "facts": {"executed_action": "examine countertop 2"}},
+    ]
+    assert _labelled(LoopLabeler(), _trajectory(turns, goal="put some saltshaker on shelf.")) == [2]
+    # the number guessed is one the listing showed: a correction, not a refuted guess
+    shown = [{**turns[0], "feedback": "On the countertop 2, you see a saltshaker 2, and a spoon 1."}, turns[1],
+             {**turns[2], "feedback": "You pick up the saltshaker 2 from the countertop 2.", "facts": {}}]
+    assert _labelled(LoopLabeler(), _trajectory(shown, goal="put some saltshaker on shelf.")) == []
+
+
+def test_an_errand_without_a_number_after_a_failed_take_is_a_phantom_command() -> None:
+    from prefbuild.labelers.phantom_object import PhantomObjectLabeler
+
+    turns = [
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a apple 1."},
+        {"action": "take apple from countertop 1", "feedback": NOTHING},
+        {"action": "go to fridge 1", "feedback": "The fridge 1 is closed."},
+        {"action": "cool apple with fridge 1", "feedback": NOTHING},
+    ]
+    goal = "cool some apple and put it in diningtable."
+    assert _labelled(PhantomObjectLabeler(), _trajectory(turns, goal=goal, protocol="react")) == [3]
+    held = [turns[0], {"action": "take apple 1 from countertop 1",
+                       "feedback": "You pick up the apple 1 from the countertop 1."}, turns[2], turns[3]]
+    assert _labelled(PhantomObjectLabeler(), _trajectory(held, goal=goal, protocol="react")) == []
+
+
+def test_thanks_for_anything_opens_as_filler_and_a_thought_that_only_narrates_is_filler() -> None:
+    from prefbuild.labelers.verbose_filler import narrates, opening_interjection
+
+    assert opening_interjection("Thanks for the table description. Inserting the course.")
+    assert opening_interjection("Thank you for sharing the schema, now I query.")
+    assert opening_interjection("Thanks to the listing I know where it is.") is None
+    shown = ("You pick up the creditcard 1 from the sidetable 1. "
+             "On the sidetable 1, you see a creditcard 1, and a watch 1.")
+    story = ("On the sidetable 1 there was a creditcard 1 and a watch 1; I picked up the creditcard 1 from the "
+             "sidetable 1 and now I carry it.")
+    assert narrates(story, shown, 15)
+    plan = ("On the sidetable 1 there was a creditcard 1 and a watch 1; I picked up the creditcard 1 and next I "
+            "go to desk 1.")
+    assert not narrates(plan, shown, 15)
+    assert not narrates("I am not carrying anything, and the creditcard 1 is on sidetable 1, not on the desk.",
+                        shown, 15)
+
+
+def test_holding_the_object_under_the_lamp_is_a_look_claim() -> None:
+    lamp = [
+        {"action": "go to desk 1", "feedback": "On the desk 1, you see a desklamp 1."},
+        {"action": "use desklamp 1", "feedback": "You turn on the desklamp 1."},
+        {"thought": "I am holding the keychain under the lit desklamp, the task should be done.",
+         "action": "inventory", "feedback": "You are not carrying anything."},
+    ]
+    goal = "look at keychain under the desklamp."
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(lamp, goal=goal)) == [2]
+    plan = [*lamp[:2], {**lamp[2], "thought": "I need to be holding the keychain under the lit desklamp."}]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(plan, goal=goal)) == []
