@@ -48,7 +48,7 @@ class InvalidActionLabeler(Labeler):
 
     name: ClassVar[str] = "invalid_action"
     mode: ClassVar[str] = FailureMode.invalid_action.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     # SQL statements that fail are labelled by sql_error.
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
@@ -100,6 +100,8 @@ class InvalidActionLabeler(Labeler):
         executed_command = canonical_command(executed) if isinstance(executed, str) else None
         if executed_command and two_commands(written) and written.startswith(f"{executed_command} "):
             written = executed_command  # the harness ran the first of two commands: a format violation
+        if executed_command and numbers_filled_in(written, executed_command):
+            written = executed_command  # only the number of the one fridge filled in: the same command
         snapped = self.config["executed_mismatch"] and executed_command not in (None, written)
         admissible = step.facts.admissible
         if step.valid is False:
@@ -130,6 +132,26 @@ class InvalidActionLabeler(Labeler):
         if not reasons:
             return None
         return self.make_label(step, confidence, f"'{short(step.action or '', 60)}': " + "; ".join(reasons))
+
+
+def numbers_filled_in(written: str, executed: str) -> bool:
+    """The harness ran the written command with only instance numbers the agent left out filled in
+    (``cool lettuce 1 with fridge`` ran as ``cool lettuce 1 with fridge 1``): the same command.
+
+    Example:
+        >>> numbers_filled_in("cool lettuce 1 with fridge", "cool lettuce 1 with fridge 1")
+        True
+        >>> numbers_filled_in("take apple 1 from countertop 1", "take apple 2 from countertop 1")
+        False
+    """
+    wrote, ran = written.split(), executed.split()
+    position = 0
+    for index, token in enumerate(ran):
+        if position < len(wrote) and wrote[position] == token:
+            position += 1
+        elif not (token.isdigit() and index > 0 and not ran[index - 1].isdigit()):
+            return False
+    return position == len(wrote) and len(ran) > len(wrote)
 
 
 def _object_in_hand(command: str) -> str | None:

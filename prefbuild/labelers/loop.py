@@ -200,6 +200,14 @@ def _refuted_guesses(steps: list[Step]) -> list[tuple[int, int]]:
     return found
 
 
+def _progress(state: HouseState) -> frozenset[tuple[str, str]]:
+    """The confirmed state that matters for a repeat: what is held, moved and processed. A lamp switched
+    on changes nothing at the places already searched (a re-sweep after ``use desklamp 1`` is a loop)."""
+    key = state.key()
+    switched = {flag for flag in state.done if flag[0] == "on"}
+    return key - switched if switched else key
+
+
 def _same_reply(first: Step, second: Step) -> bool:
     return normalize_text(first.feedback) == normalize_text(second.feedback)
 
@@ -253,7 +261,7 @@ class LoopLabeler(Labeler):
 
     name: ClassVar[str] = "loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
     defaults: ClassVar[dict[str, object]] = {
         "k": 2,  # occurrence from which a stagnant repeat is labelled (2 = the first repeat)
         "max_cycle": 10,  # longest script / lap (in steps) compared for replays
@@ -304,14 +312,14 @@ class LoopLabeler(Labeler):
         states: list[frozenset[tuple[str, str]]] = []
         novel: list[bool] = []
         for step in steps:
-            states.append(state.key())
+            states.append(_progress(state))
             state.apply(step.feedback)
             keys = info_keys(step.feedback, state)
-            reached = state.key()
+            reached = state.key()  # switching the lamp on is news, though it changes nothing elsewhere
             novel.append(bool(keys - seen) or reached not in visited)
             visited.add(reached)
             seen |= keys
-        return states, novel, state.key()
+        return states, novel, _progress(state)
 
     @staticmethod
     def _purposeful(steps: list[Step], keys: list[str | None], novel: list[bool], index: int) -> bool:

@@ -53,6 +53,7 @@ _REASONING = re.compile(
     r"check|go to|head|then|goal|task|want|could|might|maybe|probably|perhaps|if|because|since|not)\b|n't\b|'ll\b",
     re.IGNORECASE,
 )
+_COMPUTES = re.compile(r"[+=]|\b(?:adding|add up|sum|summing|total|minus|plus|difference|because)\b", re.IGNORECASE)
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
 _STOP_WORDS = frozenset(
     {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
@@ -102,7 +103,8 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     """The thought re-lists the observation: it holds ``coverage`` of the observation's content
     words (at least five of them) and is at least ``min_words`` words long; a short observation
     (three or four content words) is re-listed when the thought holds all of them and is half as
-    long again as the observation ("... So the countertop has bread 1, knife 1 and ...")."""
+    long again as the observation ("... So the countertop has bread 1, knife 1 and ..."). Naming the
+    values of a result of one or two rows, or adding them up ("21 + 17 = 38"), uses them."""
     words = len(thought.split())
     if len(thought) < 4 * min_words or words < min_words:
         return False
@@ -110,8 +112,10 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     if len(shown) < 3:
         return False
     covered = len(shown & _content_words(thought))
-    if len(shown) < 5:  # only a listing (of a receptacle, or result rows) is re-listed
-        listing = "you see" in observation.lower() or observation.lstrip().startswith("[(")
+    if len(shown) < 5:  # only a listing is re-listed: a receptacle's, or a result of three rows or more
+        listing = "you see" in observation.lower() or (
+            observation.lstrip().startswith("[(") and observation.count("(") >= 3 and not _COMPUTES.search(thought)
+        )
         return listing and covered == len(shown) and words >= 1.5 * len(observation.split())
     return covered >= coverage * len(shown)
 
@@ -174,7 +178,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt

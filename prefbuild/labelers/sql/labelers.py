@@ -296,7 +296,7 @@ class SqlLoopLabeler(Labeler):
 
     name: ClassVar[str] = "sql_loop"
     mode: ClassVar[str] = FailureMode.loop.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"min_repeats": 2}
 
@@ -313,8 +313,14 @@ class SqlLoopLabeler(Labeler):
             key = normalize_sql(sql)
             seen = occurrences.setdefault(key, [])
             # Another result after no change to the table: a fix when it now works (the backquotes the
-            # first try lacked), still the same statement when it now fails.
-            changed = bool(seen) and _result(trajectory.steps[seen[-1]]) != _result(step) and sql_error(step) is None
+            # first try lacked) or fails differently (the error moved: news), still the same statement
+            # when it worked before and now fails.
+            previous = trajectory.steps[seen[-1]] if seen else None
+            changed = (
+                previous is not None
+                and _result(previous) != _result(step)
+                and (sql_error(step) is None or sql_error(previous) is not None)
+            )
             if changed:
                 seen.clear()
             seen.append(step.index)
