@@ -29,6 +29,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import entities
@@ -151,20 +152,52 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
     in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``)."""
     found: list[tuple[int, int]] = []
     previous: int | None = None
+    shown: set[str] = set()
     for index, key in enumerate(keys):
-        if key is None or key.startswith("think: "):
-            continue
-        if (
-            previous is not None
-            and is_nothing_happens(steps[index].feedback)
-            and is_nothing_happens(steps[previous].feedback)
-            and _slot_swap([keys[previous]], [key]) is not None
-            and _well_formed(steps[index], key)
-            and _well_formed(steps[previous], keys[previous] or "")
-        ):
-            found.append((previous, index))
-        previous = index
+        if index == 0:
+            shown |= entities(task_observation(steps[0].observation).lower())
+        if key is not None and not key.startswith("think: "):
+            swap = _slot_swap([keys[previous]], [key]) if previous is not None else None
+            if (
+                swap is not None
+                and previous is not None
+                and is_nothing_happens(steps[index].feedback)
+                and is_nothing_happens(steps[previous].feedback)
+                and _well_formed(steps[index], key)
+                and _well_formed(steps[previous], keys[previous] or "")
+                and not _listed_object(swap, shown)
+            ):
+                found.append((previous, index))
+            previous = index
+        shown |= entities(steps[index].feedback.lower())
     return found
+
+
+def _accidents(
+    steps: list[Step], states: list[frozenset[tuple[str, str]]], after: list[frozenset[tuple[str, str]]]
+) -> list[tuple[int, frozenset[str]]]:
+    """Steps where the harness ran another command than the one written and it changed the state (a put
+    snapped onto the place the agent stood at), with the names that command touched."""
+    found: list[tuple[int, frozenset[str]]] = []
+    for index, step in enumerate(steps):
+        ran = step.facts.executed_action
+        if ran is not None and states[index] != after[index] and not _as_written(step):
+            found.append((index, entities(canonical_command(ran) or "")))
+    return found
+
+
+def _as_written(step: Step) -> bool:
+    """The harness ran the command the agent wrote (no snap onto another one)."""
+    ran = step.facts.executed_action
+    return ran is None or canonical_command(ran) == canonical_command(step.action)
+
+
+def _listed_object(swap: tuple[str, str], shown: set[str]) -> bool:
+    """The swap tries another object of the same type that the episode has shown (``cool bread 1`` did
+    nothing, then ``cool bread 2``, listed on the table): a new hypothesis, not a refuted guess."""
+    old, new = swap
+    kind = new.rsplit(" ", 1)[0]
+    return kind == old.rsplit(" ", 1)[0] and kind not in RECEPTACLE_TYPES and new in shown
 
 
 _WRITTEN_TAKE = re.compile(r"^take ([a-z]+) (\d+) from ([a-z]+ \d+)$")
@@ -348,6 +381,7 @@ class LoopLabeler(Labeler):
         every repeat is labelled."""
         steps = trajectory.steps
         needed = max(2, int(self.config["k"]))
+        accidents = _accidents(steps, states, after)
         groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         positions: dict[str, list[int]] = {}
@@ -373,7 +407,14 @@ class LoopLabeler(Labeler):
             )
             # A command that did nothing, written anew in another format, is an attempt at the format.
             respelled = bool(earlier) and not key.startswith("think: ") and _respelled(steps, earlier, index)
-            if earlier and not novel[index] and not reacted and not undone and not respelled and not self._purposeful(
+            # Fetching back, as written, what a snapped command moved by accident (the put ran at the desk,
+            # not at the shelf) redoes the lost work: it is not a repeat.
+            redone = (
+                bool(earlier)
+                and _as_written(steps[index])
+                and any(earlier[-1] < moved < index and names & entities(key) for moved, names in accidents)
+            )
+            if earlier and not novel[index] and not (reacted or undone or respelled or redone) and not self._purposeful(
                 steps, keys, novel, index
             ):
                 repeats.setdefault(group, []).append(index)

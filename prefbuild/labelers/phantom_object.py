@@ -25,9 +25,16 @@ from prefbuild.labelers.text import canonical_command, short
 from prefbuild.records import FailureMode, Label, Trajectory
 
 _TAKE = re.compile(r"^take ([a-z]+(?: \d+)?) from ")  # "take mug from ..." claims a mug, whichever
-_USES_HELD = re.compile(r"^(?:put|heat|cool|clean|slice) ([a-z]+(?: \d+)?)\b")  # "cool apple with ..." too
+# The object a command needs in hand: the tool of a slice, the first object of the others ("cool apple with
+# fridge 1" without a number too).
+_USES_HELD = re.compile(
+    r"^(?:slice [a-z]+(?: \d+)? with ([a-z]+(?: \d+)?)|(?:put|heat|cool|clean|slice) ([a-z]+(?: \d+)?))\b"
+)
+# "Now I take a mug (1).", "I picked up the egg 2", "I have the tomato 3 now", "I'm holding the soapbar 4".
 _THOUGHT_TAKE = re.compile(
     r"\b(?:now\s+)?i\s+(?:(?:have|just|now)\s+)*(?:take|took|picked\s+up|pick\s+up|grab|grabbed)\s+"
+    r"(?:the|a|an)\s+([a-z]+)\s*\(?(\d+)\)?"
+    r"|\bi\s*(?:now\s+)?(?:have|'ve\s+got|am\s+(?:now\s+)?(?:holding|carrying)|'m\s+(?:now\s+)?(?:holding|carrying))\s+"
     r"(?:the|a|an)\s+([a-z]+)\s*\(?(\d+)\)?",
     re.IGNORECASE,
 )
@@ -43,7 +50,10 @@ def claimed_take(thought: str | None) -> str | None:
     if not thought:
         return None
     match = _THOUGHT_TAKE.search(thought)
-    return f"{match.group(1).lower()} {match.group(2)}" if match else None
+    if match is None:
+        return None
+    name, number = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+    return f"{name.lower()} {number}"
 
 
 def _believed(used: str, claimed: str | None, held: str | None) -> bool:
@@ -51,9 +61,11 @@ def _believed(used: str, claimed: str | None, held: str | None) -> bool:
     a number) and the env's hand holds no such object."""
     if claimed is None:
         return False
-    if " " in claimed and " " in used:
-        return used == claimed and held != claimed
-    kind = claimed.split(" ", 1)[0]  # one side names only the type: "take apple from ...", "cool apple with ..."
+    if used == claimed and held != claimed:
+        return True
+    # The hand holds nothing of the claimed type: any of that type is believed held ("take bread 1" did
+    # nothing, then "cool bread 2"; "take apple from ..." then "cool apple with ...").
+    kind = claimed.split(" ", 1)[0]
     return used.split(" ", 1)[0] == kind and (held is None or held.split(" ", 1)[0] != kind)
 
 
@@ -62,7 +74,7 @@ class PhantomObjectLabeler(Labeler):
 
     name: ClassVar[str] = "phantom_object"
     mode: ClassVar[str] = FailureMode.phantom_object.value
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     envs: ClassVar[tuple[str, ...]] = ("household",)
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 
@@ -78,8 +90,9 @@ class PhantomObjectLabeler(Labeler):
             if take:
                 claimed = take.group(1)
             use = _USES_HELD.match(written) if written else None
+            used = (use.group(1) or use.group(2)) if use else None
             held = state.hand
-            if use and _believed(use.group(1), claimed, held):
+            if used and _believed(used, claimed, held):
                 labels.append(
                     self.make_label(
                         step,

@@ -33,6 +33,8 @@ FLOORS: dict[str, Floors] = {
     "blind_test4": {"wrong_answer": (0.94, 1.0)},
     "blind_test5": {"implausible_location": (0.91, 1.0), "wrong_answer": (0.96, 1.0)},
     "blind_test6": {},
+    "blind_test7": {},
+    "blind_test8": {},
 }
 
 

@@ -71,7 +71,7 @@ def test_generic_config_brings_its_sql_counterpart_for_mixed_files() -> None:
     assert labelled.labels == []
     labelled = label_trajectory(_trajectory(actions=("go to cabinet 3",) * 5), labelers)
     assert [label.step for label in labelled.labels] == [1, 2, 3, 4]
-    assert {label.labeler for label in labelled.labels} == {"loop@4"}
+    assert {label.labeler for label in labelled.labels} == {"loop@5"}
 
 
 def test_relabelling_replaces_labels() -> None:

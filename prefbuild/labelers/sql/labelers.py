@@ -219,9 +219,11 @@ _CHANGE_CLAIM = re.compile(
     r"now|marked|set\s+to|recorded|stored|saved|created|entered)\b",
     re.IGNORECASE,
 )
-_CHANGE_DENIED = re.compile(
-    r"\b(?:not|cannot|unable|failed|fails|impossible|never|no\s+(?:row|rows|change|changes))\b|n't\b", re.IGNORECASE
-)
+# A failure said anywhere denies the claim; a plain negation only in its own clause ("the title is not there
+# yet, so the record has been inserted" still claims the insert).
+_CHANGE_FAILED = re.compile(r"\b(?:cannot|unable|failed|fails|impossible|error)\b", re.IGNORECASE)
+_CHANGE_DENIED = re.compile(r"\b(?:not|never|no\s+(?:row|rows|change|changes))\b|n't\b", re.IGNORECASE)
+_CLAUSES = re.compile(r"[.;,!?\n]+|\b(?:but|so|however|therefore)\b", re.IGNORECASE)
 
 
 def _turn_text(step: Step) -> str:
@@ -246,7 +248,11 @@ def claims_change(step: Step, *, in_words: bool = False) -> bool:
     text = _turn_text(step)
     if in_words:
         text = _STATEMENT_LINE.sub("", text)
-    return bool(_CHANGE_CLAIM.search(text)) and not _CHANGE_DENIED.search(text)
+    if not _CHANGE_CLAIM.search(text) or _CHANGE_FAILED.search(text):
+        return False
+    return any(
+        _CHANGE_CLAIM.search(clause) and not _CHANGE_DENIED.search(clause) for clause in _CLAUSES.split(text)
+    )
 
 
 class SqlPrematureSuccessLabeler(Labeler):
@@ -255,7 +261,7 @@ class SqlPrematureSuccessLabeler(Labeler):
 
     name: ClassVar[str] = "sql_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"lucky_confidence": 0.5}
 
