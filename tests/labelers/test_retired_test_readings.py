@@ -476,3 +476,124 @@ def test_holding_the_object_under_the_lamp_is_a_look_claim() -> None:
     assert _labelled(PrematureSuccessLabeler(), _trajectory(lamp, goal=goal)) == [2]
     plan = [*lamp[:2], {**lamp[2], "thought": "I need to be holding the keychain under the lit desklamp."}]
     assert _labelled(PrematureSuccessLabeler(), _trajectory(plan, goal=goal)) == []
+
+
+# Readings added when the eighth and seventh blind test sets were scored and retired.
+
+
+def test_values_of_a_small_result_named_or_added_up_are_used_and_a_long_result_re_listed_is_filler() -> None:
+    from prefbuild.labelers.verbose_filler import restates
+
+    two_rows = "[('Titans', '28'), ('Storm', '16')]"
+    assert not restates("The Leopards scored 28 points against the Titans and 16 points against the Storm, so they "
+                        "scored more against the Titans.", two_rows, 15, 0.8)
+    points = "[('21',), ('17',), ('10',), ('24',)]"
+    assert not restates("The Falcons scored 21, 17, 10 and 24 points in away games. Adding them: 21 + 17 = 38, "
+                        "38 + 10 = 48, 48 + 24 = 74.", points, 15, 0.8)
+    teams = "[('Ghana', '3'), ('Peru', '3'), ('Norway', '3'), ('Iraq', '3')]"
+    assert restates("The result shows Ghana with 3 played, Peru with 3 played, Norway with 3 played and Iraq with "
+                    "3 played.", teams, 15, 0.8)
+
+
+def test_a_statement_that_fails_with_a_new_error_after_an_error_is_not_a_repeat() -> None:
+    first = _sql_turn("SELECT Film FROM f WHERE `Year = 2000`", error="1054 (42S22): Unknown column 'Year = 2000'")
+    moved = _sql_turn("SELECT Film FROM f WHERE `Year` = `2000`", error="1054 (42S22): Unknown column '2000'")
+    same = _sql_turn("SELECT Film FROM f WHERE `Year` = `2000`", error="1054 (42S22): Unknown column 'Year = 2000'")
+    assert _labelled(SqlLoopLabeler(), _trajectory([first, moved], goal="Which film?", name="sql",
+                                                   protocol="dbbench")) == []
+    assert _labelled(SqlLoopLabeler(), _trajectory([first, same], goal="Which film?", name="sql",
+                                                   protocol="dbbench")) == [1]
+
+
+def test_a_re_sweep_after_switching_the_lamp_on_is_a_loop_and_the_first_correct_use_is_not() -> None:
+    shelf = {"action": "go to shelf 1", "feedback": "On the shelf 1, you see a book 2."}
+    drawer = {"action": "go to drawer 1", "feedback": "The drawer 1 is closed."}
+    lamp = {"action": "use desklamp 1", "feedback": "You turn on the desklamp 1."}
+    sidetable = {"action": "go to sidetable 1", "feedback": "On the sidetable 1, you see a desklamp 1."}
+    goal = "look at bowl under the desklamp."
+    turns = [shelf, drawer, sidetable, lamp, shelf, drawer]
+    assert _labelled(LoopLabeler(), _trajectory(turns, goal=goal)) == [4, 5]
+    period = {"action": "use desklamp 1.", "raw": "use desklamp 1.", "feedback": NOTHING}
+    fixed = {**lamp, "raw": "use desklamp 1"}
+    assert _labelled(LoopLabeler(), _trajectory([sidetable, period, fixed], goal=goal, protocol="react")) == []
+
+
+def test_a_snap_that_only_fills_in_a_left_out_number_is_the_command_written() -> None:
+    from prefbuild.labelers.invalid_action import InvalidActionLabeler, numbers_filled_in
+
+    assert numbers_filled_in("cool lettuce 1 with fridge", "cool lettuce 1 with fridge 1")
+    assert not numbers_filled_in("take apple 1 from countertop 1", "take apple 2 from countertop 1")
+    assert not numbers_filled_in("go to fridge 1", "go to fridge 1")
+    fridge = {"action": "go to fridge 1", "feedback": "The fridge 1 is closed."}
+    take = {"action": "take lettuce 1 from countertop 1",
+            "feedback": "You pick up the lettuce 1 from the countertop 1."}
+    look = {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a lettuce 1."}
+    cool = {"action": "cool lettuce 1 with fridge", "feedback": "You cool the lettuce 1 using the fridge 1.",
+            "facts": {"executed_action": "cool lettuce 1 with fridge 1"}}
+    goal = "cool some lettuce and put it in diningtable."
+    assert _labelled(InvalidActionLabeler(), _trajectory([look, take, fridge, cool], goal=goal)) == []
+    other = {**cool, "action": "cool lettuce 2 with fridge 1"}
+    assert _labelled(InvalidActionLabeler(), _trajectory([look, take, fridge, other], goal=goal)) == [3]
+
+
+def test_possession_claims_and_a_slices_knife_are_tracked_and_a_believed_type_covers_any_number() -> None:
+    from prefbuild.labelers.phantom_object import PhantomObjectLabeler, claimed_take
+
+    assert claimed_take("I found the tomato 3. I have the tomato 3 now, so I'll heat it.") == "tomato 3"
+    assert claimed_take("I'm holding the soapbar 4, to the garbagecan.") == "soapbar 4"
+    assert claimed_take("I have to take the tomato 3 first.") is None
+    microwave = {"action": "go to microwave 1", "feedback": "The microwave 1 is closed."}
+    heat = {"action": "heat tomato 3 with microwave 1", "feedback": NOTHING}
+    claimed = {"thought": "I have the tomato 3 now.", "action": "go to diningtable 1",
+               "feedback": "On the diningtable 1, you see a tomato 3."}
+    goal = "heat some tomato and put it in countertop."
+    assert _labelled(PhantomObjectLabeler(), _trajectory([claimed, microwave, heat], goal=goal)) == [2]
+    took = {"action": "take tomato 3 from diningtable 1",
+            "feedback": "You pick up the tomato 3 from the diningtable 1."}
+    assert _labelled(PhantomObjectLabeler(), _trajectory([claimed, took, microwave, heat], goal=goal)) == []
+    counter = {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a apple 2, and a knife 1."}
+    knife = {"action": "take knife 2 from countertop 1", "feedback": NOTHING}
+    slice_ = {"action": "slice apple 2 with knife 2", "feedback": NOTHING}
+    assert _labelled(PhantomObjectLabeler(), _trajectory([counter, knife, slice_], goal=goal)) == [2]
+    bread = {"action": "take bread 1 from diningtable 1", "feedback": NOTHING}
+    fridge = {"action": "go to fridge 1", "feedback": "The fridge 1 is closed."}
+    cools = [{"action": f"cool bread {n} with fridge 1", "feedback": NOTHING} for n in (1, 2)]
+    assert _labelled(PhantomObjectLabeler(), _trajectory([bread, fridge, *cools], goal=goal)) == [2, 3]
+
+
+def test_a_listed_object_tried_after_another_number_is_a_hypothesis_not_a_guess() -> None:
+    table = {"action": "go to diningtable 1", "feedback": "On the diningtable 1, you see a bread 2, and a fork 1."}
+    fridge = {"action": "go to fridge 1", "feedback": "The fridge 1 is closed."}
+    tries = [{"action": f"cool bread {n} with fridge 1", "feedback": NOTHING} for n in (1, 2, 3)]
+    goal = "cool some bread and put it in countertop."
+    assert _labelled(LoopLabeler(), _trajectory([table, fridge, *tries[:2]], goal=goal)) == []
+    # bread 3 was never shown: guessing it after bread 2 is a refuted guess
+    assert _labelled(LoopLabeler(), _trajectory([table, fridge, *tries[1:]], goal=goal)) == [3]
+
+
+def test_fetching_back_what_a_snapped_put_moved_is_not_a_loop_but_a_written_toggle_is() -> None:
+    desk = {"action": "go to desk 2", "feedback": "On the desk 2, you see a pencil 2."}
+    take = {"action": "take pencil 2 from desk 2", "feedback": "You pick up the pencil 2 from the desk 2."}
+    snapped = {"action": "put pencil 2 in/on shelf 1", "feedback": "You put the pencil 2 in/on the desk 2.",
+               "facts": {"executed_action": "put pencil 2 in/on desk 2"}}
+    shelf = {"action": "go to shelf 1", "feedback": "On the shelf 1, you see nothing."}
+    inventory = {"action": "inventory", "feedback": "You are not carrying anything."}
+    goal = "put some pencil on shelf."
+    assert _labelled(LoopLabeler(), _trajectory([desk, take, snapped, shelf, inventory, desk, take], goal=goal)) == []
+    put_back = {"action": "put pencil 2 in/on desk 2", "feedback": "You put the pencil 2 in/on the desk 2."}
+    assert _labelled(LoopLabeler(), _trajectory([desk, take, put_back, take], goal=goal)) == [3]
+
+
+def test_an_insert_claimed_after_a_negated_clause_is_a_claim_and_a_failure_is_not() -> None:
+    from prefbuild.labelers.sql.labelers import SqlPrematureSuccessLabeler
+
+    look = _sql_turn("SELECT * FROM films WHERE Title = 'Quiet Harbour'", "[]")
+    for text, expected in (
+        ("Okay, the title is not there yet, so the new record for Quiet Harbour has been inserted.", [1]),
+        ("The title is not there yet and I could not insert it because of an error.", []),
+        ("The record has not been inserted.", []),
+    ):
+        final = _sql_turn(answer='["Quiet Harbour"]', text=text)
+        trajectory = _trajectory([look, final], goal="Add the film.", name="sql", protocol="dbbench")
+        trajectory = trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"type": "INSERT"})})
+        assert _labelled(SqlPrematureSuccessLabeler(), trajectory) == expected, text
