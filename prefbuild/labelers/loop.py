@@ -200,6 +200,7 @@ def _listed_object(swap: tuple[str, str], shown: set[str]) -> bool:
     return kind == old.rsplit(" ", 1)[0] and kind not in RECEPTACLE_TYPES and new in shown
 
 
+_ERRAND = re.compile(r"^(?:put|heat|cool|clean|slice) ")
 _WRITTEN_TAKE = re.compile(r"^take ([a-z]+) (\d+) from ([a-z]+ \d+)$")
 
 
@@ -361,11 +362,15 @@ class LoopLabeler(Labeler):
         key = keys[index]
         if key is None or not key.startswith("go to ") or is_nothing_happens(steps[index].feedback):
             return False
+        place = key[len("go to ") :]
         for later in range(index + 1, len(steps)):
             if steps[later].action is None:
                 continue
             following = keys[later] or ""
-            return novel[later] and not following.startswith("go to ")
+            # An errand there with an object in hand, or believed in hand, tried for the first time
+            # ("put egg 1 in/on countertop 1" after the walk back) is a purpose even when it fails.
+            errand = _ERRAND.match(following) is not None and place in following and following not in keys[:later]
+            return errand or (novel[later] and not following.startswith("go to "))
         return False
 
     def _exact(
@@ -414,9 +419,13 @@ class LoopLabeler(Labeler):
                 and _as_written(steps[index])
                 and any(earlier[-1] < moved < index and names & entities(key) for moved, names in accidents)
             )
-            if earlier and not novel[index] and not (reacted or undone or respelled or redone) and not self._purposeful(
-                steps, keys, novel, index
-            ):
+            # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
+            # then "go to drawer 1" in a ReAct run) is its first execution.
+            first_run = bool(earlier) and not is_nothing_happens(steps[index].feedback) and all(
+                is_nothing_happens(steps[i].feedback) for i in earlier
+            )
+            excused = reacted or undone or respelled or redone or first_run
+            if earlier and not novel[index] and not excused and not self._purposeful(steps, keys, novel, index):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
         for (key, _), indices in repeats.items():

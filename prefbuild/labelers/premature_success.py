@@ -34,7 +34,7 @@ from typing import ClassVar
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
 from prefbuild.labelers.household_text import Goal, entity_type, task_goal
-from prefbuild.labelers.success_claims import GOAL, LAMP, LAMP_ON, TASK, Claim, find_claim
+from prefbuild.labelers.success_claims import GOAL, LAMP, LAMP_ON, TASK, Claim, find_claims
 from prefbuild.labelers.text import (
     HOUSEHOLD_VERBS,
     canonical_command,
@@ -194,11 +194,10 @@ class PrematureSuccessLabeler(Labeler):
         elif action and not _COMMAND.match(command):
             texts.append(action)
         for text in texts:
-            claim = find_claim(text, goal)
-            if claim is None:
-                continue
-            if claim.kind == TASK or goal is None or not _narrates(claim, command, _put_tried(trajectory, step)):
-                return claim
+            for claim in find_claims(text, goal):
+                # a narrated put is a plan, but a task claim after it still claims ("... The task is complete.")
+                if claim.kind == TASK or goal is None or not _narrates(claim, command, _put_tried(trajectory, step)):
+                    return claim
         return None
 
     def _judge(

@@ -304,11 +304,25 @@ def find_claim(text: str | None, goal: Goal | None) -> Claim | None:
         >>> find_claim("Next, I need to put it on the diningtable.", heat) is None
         True
     """
+    claims = find_claims(text, goal)
+    return claims[0] if claims else None
+
+
+def find_claims(text: str | None, goal: Goal | None) -> tuple[Claim, ...]:
+    """Every sentence of ``text`` that asserts the task, the goal or its final step done, in order
+    ("I put the peppershaker in drawer 1. The task is complete." holds a goal claim and a task claim).
+
+    Example:
+        >>> from prefbuild.labelers.household_text import parse_goal
+        >>> goal = parse_goal("put a peppershaker in drawer")
+        >>> [claim.kind for claim in find_claims("I put the peppershaker in drawer 1. The task is complete.", goal)]
+        ['goal', 'task']
+    """
     if not text:
-        return None
+        return ()
     if not _TASK_WORDS.search(text) and not (goal is not None and _names_receptacle(text, _named(goal))):
-        return None
-    return _find_claim(text, goal)
+        return ()
+    return _find_claims(text, goal)
 
 
 def _named(goal: Goal) -> str:
@@ -317,7 +331,8 @@ def _named(goal: Goal) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _find_claim(text: str, goal: Goal | None) -> Claim | None:
+def _find_claims(text: str, goal: Goal | None) -> tuple[Claim, ...]:
+    found: list[Claim] = []
     for sentence in _SENTENCE_SPLIT.split(text):
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):
@@ -328,8 +343,8 @@ def _find_claim(text: str, goal: Goal | None) -> Claim | None:
         if claim is None and _TASK_WORDS.search(sentence):
             claim = _task_claim(sentence)
         if claim is not None:
-            return claim
-    return None
+            found.append(claim)
+    return tuple(found)
 
 
-__all__ = ["GOAL", "LAMP", "LAMP_ON", "RECEPTACLE_ALIASES", "TASK", "Claim", "find_claim"]
+__all__ = ["GOAL", "LAMP", "LAMP_ON", "RECEPTACLE_ALIASES", "TASK", "Claim", "find_claim", "find_claims"]

@@ -42,8 +42,9 @@ _THANKS = (  # "Thanks for the response.", "Thank you for sharing the schema.": 
 _INTERJECTION = re.compile(
     r"^\W*(?:(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|"
     r"(?:great|good|nice|excellent)\s+(?:job|work)|well\s+done|" + _THANKS + r")\s*[!.]"
-    # "Great, let's begin.", "Excellent, I have it.": the strong ones stand before a comma too
-    r"|(?:great|perfect|excellent|awesome|wonderful|" + _THANKS + r")\s*,)",
+    # "Great, let's begin.", "Excellent, I have it.": the strong ones before a comma and at most three
+    # words make a sentence that is all interjection ("Great, there is a mug 1 here." reports a find)
+    r"|(?:great|perfect|excellent|awesome|wonderful|" + _THANKS + r")\s*,(?:\s*[\w']+){0,3}\s*(?:[.!?\n]|$))",
     re.IGNORECASE,
 )
 _NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles: "creditcard 1"
