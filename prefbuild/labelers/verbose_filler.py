@@ -51,10 +51,12 @@ _NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles:
 # Words of a plan, an inference or a negation: a thought holding one does more than narrate.
 _REASONING = re.compile(
     r"\b(?:need|needs|will|should|next|let'?s|let me|going to|plan|must|have to|try|find|search|look for|"
-    r"check|go to|head|then|goal|task|want|could|might|maybe|probably|perhaps|if|because|since|not)\b|n't\b|'ll\b",
+    r"check|go to|head|then|goal|task|want|could|might|maybe|probably|perhaps|likely|if|because|since|not)\b|"
+    r"n't\b|'ll\b",
     re.IGNORECASE,
 )
 _COMPUTES = re.compile(r"[+=]|\b(?:adding|add up|sum|summing|total|minus|plus|difference|because)\b", re.IGNORECASE)
+_CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which means)\b", re.IGNORECASE)
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
 _STOP_WORDS = frozenset(
     {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
@@ -89,6 +91,15 @@ def _last_observations(trajectory: Trajectory, index: int, count: int = 1) -> li
     return shown
 
 
+def first_command(trajectory: Trajectory) -> int:
+    """The index of the first step that ran a command (a ``think:`` line is not one); the steps before it
+    have only the scene the env set, nothing it replied."""
+    return next(
+        (step.index for step in trajectory.steps if step.action and not step.action.lower().startswith("think")),
+        len(trajectory.steps),
+    )
+
+
 def _room(first_observation: str) -> str:
     """The household room description a first turn may re-list (a question or a task prompt is a goal,
     whose mention is not filler)."""
@@ -113,9 +124,12 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     if len(shown) < 3:
         return False
     covered = len(shown & _content_words(thought))
+    rows = observation.lstrip().startswith("[(")
+    if rows and observation.count("(") < 3 and _CONCLUDES.search(thought):
+        return False  # the values of one or two rows quoted on the way to a conclusion ("..., so A is taller")
     if len(shown) < 5:  # only a listing is re-listed: a receptacle's, or a result of three rows or more
         listing = "you see" in observation.lower() or (
-            observation.lstrip().startswith("[(") and observation.count("(") >= 3 and not _COMPUTES.search(thought)
+            rows and observation.count("(") >= 3 and not _COMPUTES.search(thought)
         )
         return listing and covered == len(shown) and words >= 1.5 * len(observation.split())
     return covered >= coverage * len(shown)
@@ -209,6 +223,7 @@ class VerboseFillerLabeler(Labeler):
     def label(self, trajectory: Trajectory) -> list[Label]:
         goal = normalize_text(trajectory.task.goal).rstrip(".")
         goal_seen = False
+        replies_from = first_command(trajectory)
         labels: list[Label] = []
         for step in trajectory.steps:
             thought = step.thought if step.thought is not None else step.raw_output
@@ -227,7 +242,7 @@ class VerboseFillerLabeler(Labeler):
             if shown and restates(thought, shown[0], min_words, float(self.config["restating_coverage"])):
                 reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
                 confidence = max(confidence, 0.8)
-            elif shown and step.thought and narrates(step.thought, " ".join(shown), min_words):
+            elif step.index > replies_from and step.thought and narrates(step.thought, " ".join(shown), min_words):
                 reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
                 confidence = max(confidence, 0.75)
             if reasons:

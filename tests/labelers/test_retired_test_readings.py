@@ -597,3 +597,67 @@ def test_an_insert_claimed_after_a_negated_clause_is_a_claim_and_a_failure_is_no
         trajectory = _trajectory([look, final], goal="Add the film.", name="sql", protocol="dbbench")
         trajectory = trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"type": "INSERT"})})
         assert _labelled(SqlPrematureSuccessLabeler(), trajectory) == expected, text
+
+
+# Readings added when the tenth and ninth blind test sets were scored and retired.
+
+
+def test_a_task_claim_after_a_narrated_put_still_claims() -> None:
+    holding = {"action": "take peppershaker 3 from countertop 2",
+               "feedback": "You pick up the peppershaker 3 from the countertop 2."}
+    snapped = {"action": "put peppershaker 3 in drawer 1", "feedback": "The drawer 1 is closed.",
+               "facts": {"executed_action": "examine drawer 1"}}
+    goal = "put a peppershaker in drawer."
+    for thought, expected in (
+        ("I put the peppershaker in drawer 1. The task is complete.", [2]),
+        ("I put the peppershaker in drawer 1.", []),  # beside a walk: the plan of the final step
+    ):
+        walk = {"thought": thought, "action": "go to drawer 2", "feedback": "The drawer 2 is closed."}
+        assert _labelled(PrematureSuccessLabeler(), _trajectory([holding, snapped, walk], goal=goal)) == expected
+
+
+def test_an_interjection_before_a_comma_is_lone_only_before_a_few_words() -> None:
+    from prefbuild.labelers.verbose_filler import opening_interjection
+
+    assert opening_interjection("Great, let's begin. I'll look in the hamper.")
+    assert opening_interjection("Great, thanks! There are 16 positions.")
+    assert opening_interjection("Great, there is a peppershaker 3 here.") is None
+    assert opening_interjection("Excellent, the Beipan River Bridge is 565 m, so it is taller.") is None
+
+
+def test_the_first_execution_after_a_spelling_that_did_nothing_is_not_a_loop() -> None:
+    room = "You are in the middle of a room. Looking quickly around you, you see a drawer 1, and a desk 1."
+    capital = {"action": "Go to drawer 1", "raw": "Go to drawer 1", "feedback": NOTHING, "observation": room}
+    lower = {"action": "go to drawer 1", "raw": "go to drawer 1", "feedback": "The drawer 1 is closed."}
+    goal = "look at cd under the desklamp."
+    assert _labelled(LoopLabeler(), _trajectory([capital, lower], goal=goal, protocol="react")) == []
+    assert _labelled(LoopLabeler(), _trajectory([lower, capital, lower], goal=goal, protocol="react")) == [1, 2]
+
+
+def test_a_walk_back_for_a_first_errand_with_a_believed_held_object_is_purposeful() -> None:
+    counter = {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a potato 1."}
+    take = {"action": "take egg 1 from countertop 2", "feedback": NOTHING}
+    micro = {"action": "go to microwave 1", "feedback": "The microwave 1 is closed."}
+    put = {"action": "put egg 1 in/on countertop 1", "feedback": NOTHING}
+    goal = "put a hot egg in countertop."
+    assert _labelled(LoopLabeler(), _trajectory([counter, take, micro, counter, put], goal=goal)) == []
+    # the same walk and put again is a lap
+    lap = [counter, take, micro, counter, put, micro, counter, put]
+    assert _labelled(LoopLabeler(), _trajectory(lap, goal=goal)) == [5, 6, 7]
+
+
+def test_two_rows_quoted_on_the_way_to_a_conclusion_are_used_and_a_plan_naming_the_room_is_not_narration() -> None:
+    from prefbuild.labelers.verbose_filler import narrates, restates
+
+    rows = "[('Beipan River Bridge', '565'), ('Millau Viaduct', '343')]"
+    assert not restates("Excellent, the Beipan River Bridge is 565 m and the Millau Viaduct 343 m, so the Beipan "
+                        "River Bridge is taller.", rows, 15, 0.8)
+    assert restates("The result has two rows: the Beipan River Bridge with a height of 565 and the Millau Viaduct "
+                    "with a height of 343.", rows, 15, 0.8)
+    room = "You are in the middle of a room. Looking quickly around you, you see a desk 1, a dresser 1, a shelf 1."
+    plan = {"action": "think: A creditcard is more likely to appear in desk 1, dresser 1, shelf 1 or a drawer.",
+            "thought": "A creditcard is more likely to appear in desk 1, dresser 1, shelf 1 or a drawer.",
+            "observation": room, "feedback": "OK."}
+    assert _labelled(VerboseFillerLabeler(), _trajectory([plan], goal="put a creditcard in dresser.",
+                                                         protocol="react")) == []
+    assert not narrates("Desk 1 and dresser 1 are likely places for a creditcard, then shelf 1.", room, 10)
