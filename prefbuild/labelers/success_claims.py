@@ -125,7 +125,7 @@ _STATE = re.compile(
 _PREPOSITION = re.compile(r"\b(?:in/on|inside|into|onto|in|on|to|at)\b", re.IGNORECASE)
 # "Now I have a clean knife in drawer 1."
 _HAVE_IN = re.compile(
-    r"\b(?:i|we)\s*(?:now\s+)?(?:have|'ve\s+got|got)\s+(?P<target>(?:a|an|the|two|both|some)\b[^.!?\n]{0,40}?)\s+"
+    r"\b(?:i|we)\s*(?:now\s+)?(?:have|'ve\s+got|got)\s+(?P<target>(?:a|an|the|two|both|some)\b[^.!?\n,;]{0,40}?)\s+"
     r"(?:in/on|inside|in|on)\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
 )

@@ -51,7 +51,7 @@ _NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles:
 # Words of a plan, an inference or a negation: a thought holding one does more than narrate.
 _REASONING = re.compile(
     r"\b(?:need|needs|will|should|next|let'?s|let me|going to|plan|must|have to|try|find|search|look for|"
-    r"check|go to|head|then|goal|task|want|could|might|maybe|probably|perhaps|likely|if|because|since|not)\b|"
+    r"check|go to|head|then|goal|task|want|can|could|might|maybe|probably|perhaps|likely|if|so|because|since|not)\b|"
     r"n't\b|'ll\b",
     re.IGNORECASE,
 )
@@ -127,8 +127,11 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     rows = observation.lstrip().startswith("[(")
     if rows and observation.count("(") < 3 and _CONCLUDES.search(thought):
         return False  # the values of one or two rows quoted on the way to a conclusion ("..., so A is taller")
+    lowered = observation.lower()
+    if "you see" in lowered and len(_NAMED.findall(lowered.split("you see", 1)[1])) <= 2 and _REASONING.search(thought):
+        return False  # one or two things seen, named on the way to a plan ("..., but no potato; I'll check ...")
     if len(shown) < 5:  # only a listing is re-listed: a receptacle's, or a result of three rows or more
-        listing = "you see" in observation.lower() or (
+        listing = "you see" in lowered or (
             rows and observation.count("(") >= 3 and not _COMPUTES.search(thought)
         )
         return listing and covered == len(shown) and words >= 1.5 * len(observation.split())

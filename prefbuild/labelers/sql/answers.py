@@ -459,7 +459,7 @@ def looked_up(value: str, question: str, observed: Sequence[Observed]) -> bool:
     if not _named_in(value, question):
         return False
     for item in observed:
-        if not item.rows or not _named_in(value, item.sql):
+        if not item.rows or not (_named_in(value, item.sql) or _condition_in(value, item.sql)):
             continue
         candidates = [literal for literal in _LITERAL.findall(item.sql) if _named_in(literal, question)]
         if len(candidates) <= 1 or _named_in(value, item.text):
@@ -476,6 +476,15 @@ def is_position(values: Sequence[str], question: str, observed: Sequence[Observe
     if position is None or not position.is_integer():
         return False
     return any(item.rows and 1 <= position <= len(item.rows) for item in observed)
+
+
+def _condition_in(value: str, sql: str) -> bool:
+    """A candidate "<column> <value>" ("week 5") that the query selected on as ``Week = '5'``."""
+    head, _, tail = value.strip().lower().rpartition(" ")
+    if not head or not tail:
+        return False
+    pattern = rf"(?<![\w`]){re.escape(head)}`?\s*=\s*['\"]?{re.escape(tail)}(?![\w.])"
+    return re.search(pattern, sql.lower()) is not None
 
 
 def _named_in(value: str, text: str) -> bool:
