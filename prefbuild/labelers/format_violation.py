@@ -107,7 +107,7 @@ class FormatViolationLabeler(Labeler):
 
     name: ClassVar[str] = "format_violation"
     mode: ClassVar[str] = FailureMode.format_violation.value
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
     defaults: ClassVar[dict[str, object]] = {
         "reparse": False,  # parse every turn again with the env's current protocol
         "normalized_is_violation": False,  # also label turns the parser accepted after normalising them
@@ -119,6 +119,9 @@ class FormatViolationLabeler(Labeler):
             "newlines in the SQL replaced by spaces",
         ],
         "two_commands": True,  # two commands written in one action line (or SQL statements in one operation)
+        # Protocol complaints the benchmark's parser does not mind (substrings): AgentBench reads the command
+        # after "ACTION:" whatever stands before it ("Got it!" before the THOUGHT line).
+        "accepted_problems": ["text before the action without a"],
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -157,6 +160,11 @@ class FormatViolationLabeler(Labeler):
         ]
         if not format_ok and not problems and normalized and len(accepted) == len(normalized):
             format_ok = True  # the benchmark reads the turn the same way
+        harmless = [note for note in problems if any(part in note for part in self.config["accepted_problems"])]
+        if not format_ok and step.action is not None and problems and len(harmless) == len(problems) and (
+            len(accepted) == len(normalized)
+        ):
+            format_ok = True  # only style the benchmark's parser ignores
         flagged = not format_ok or bool(serious) or (bool(normalized) and self.config["normalized_is_violation"])
         if not flagged:
             return None

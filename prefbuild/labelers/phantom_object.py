@@ -74,7 +74,7 @@ class PhantomObjectLabeler(Labeler):
 
     name: ClassVar[str] = "phantom_object"
     mode: ClassVar[str] = FailureMode.phantom_object.value
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
     envs: ClassVar[tuple[str, ...]] = ("household",)
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 
@@ -92,12 +92,14 @@ class PhantomObjectLabeler(Labeler):
             use = _USES_HELD.match(written) if written else None
             used = (use.group(1) or use.group(2)) if use else None
             held = state.hand
-            if used and _believed(used, claimed, held):
+            # The knife of a slice is claimed in hand by the command itself.
+            believed = use.group(1) if use and use.group(1) and " " in use.group(1) else claimed
+            if used and _believed(used, believed, held):
                 labels.append(
                     self.make_label(
                         step,
                         0.9,
-                        f"'{short(step.action or '', 60)}' acts on '{claimed}', which the agent believes it holds, "
+                        f"'{short(step.action or '', 60)}' acts on '{believed}', which the agent believes it holds, "
                         f"but the env confirmed " + (f"'{held}' in hand" if held else "an empty hand"),
                     )
                 )

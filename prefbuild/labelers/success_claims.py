@@ -73,7 +73,8 @@ _TASK_CLAIM = re.compile(
     r"|\b(?:i|we)\s*(?:(?:have|'ve)\s+)?(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved|achieved)"
     r"\s+(?:all\s+)?(?:the|this|my|our)\s+(?:task|goal|objective|mission|steps)\b"
     r"|\beverything\s+(?:is\s+|has\s+been\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b"
-    r"|\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:all\s+)?(?:done|finished)(?=\W*$)"
+    r"|\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:all\s+)?(?:done|finished)(?:\s+(?:here|now|with\s+(?:the|this|my)\s+task))?"
+    r"(?=\W*$)"
     r"|\b(?:successfully\s+completed|mission\s+accomplished|task\s+success(?:ful)?)\b"
     r"|\b(?:this|that)\s+(?:completes|finishes|accomplishes)\s+the\s+(?:task|goal)\b"
     r"|タスク(?:は|を)?(?:完了|達成|成功)",
@@ -277,7 +278,9 @@ def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
     if match is None or _hedged(sentence, match.start()):
         return None
     rest = match.group("rest")
-    if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or "lamp" not in _compact(rest):
+    # "The desklamp 1 is on, and I am looking at the cellphone under it": the lamp named before, "it" after
+    lamp_named = "lamp" in _compact(rest) or ("lamp" in sentence.lower() and re.search(r"\bunder\s+it\b", rest))
+    if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not lamp_named:
         return None
     verb = match.group("verb").lower()
     if verb.startswith(("turned", "switched", "used")) and goal.obj not in _compact(rest):

@@ -8,7 +8,8 @@ What it finds in one turn, each a reason of the same label:
   is not labelled;
 * degenerate repetition: the same sentence ``repeat_min`` times in one thought, the most
   common verbosity of small models;
-* a thought over ``max_thought_tokens``;
+* a thought over ``max_thought_tokens``, or a long one that goes round its guesses ("it could be
+  ..., or maybe ..., it could be anywhere") without deciding;
 * restating the task again after an earlier thought already did;
 * a lone interjection addressed to the environment opening the turn ("Great!", "Thanks for
   the response."): agents in text environments talk to a program, not to a person;
@@ -40,11 +41,12 @@ _THANKS = (  # "Thanks for the response.", "Thank you for sharing the schema.": 
     r"(?:\s+for\s+(?:the|your|this|that|these|all|sharing|providing|showing|confirming)\b[^.!?\n,]{0,60})?"
 )
 _INTERJECTION = re.compile(
-    r"^\W*(?:(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|"
+    r"^\W*(?:(?:great|perfect|excellent|awesome|wonderful|nice|good|cool|alright|got\s+it|sure|"
     r"(?:great|good|nice|excellent)\s+(?:job|work)|well\s+done|" + _THANKS + r")\s*[!.]"
     # "Great, let's begin.", "Excellent, I have it.": the strong ones before a comma and at most three
     # words make a sentence that is all interjection ("Great, there is a mug 1 here." reports a find)
-    r"|(?:great|perfect|excellent|awesome|wonderful|" + _THANKS + r")\s*,(?:\s*[\w']+){0,3}\s*(?:[.!?\n]|$))",
+    r"|(?:great|perfect|excellent|awesome|wonderful|got\s+it|sure|alright|" + _THANKS + r")\s*,(?:\s*[\w']+){0,3}"
+    r"\s*(?:[.!?\n]|$))",
     re.IGNORECASE,
 )
 _NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles: "creditcard 1"
@@ -57,6 +59,10 @@ _REASONING = re.compile(
 )
 _COMPUTES = re.compile(r"[+=]|\b(?:adding|add up|sum|summing|total|minus|plus|difference|because)\b", re.IGNORECASE)
 _CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which means)\b", re.IGNORECASE)
+# Guesses that go round without deciding ("it could be ..., or maybe ..., or maybe ..., it could be anywhere").
+_HEDGE = re.compile(
+    r"\b(?:maybe|could|might|perhaps|possibly|anywhere|somewhere|not sure|hard to say)\b", re.IGNORECASE
+)
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
 _STOP_WORDS = frozenset(
     {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
@@ -125,7 +131,7 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
         return False
     covered = len(shown & _content_words(thought))
     rows = observation.lstrip().startswith("[(")
-    if rows and observation.count("(") < 3 and _CONCLUDES.search(thought):
+    if rows and observation.count("(") < 3 and (_CONCLUDES.search(thought) or _COMPUTES.search(thought)):
         return False  # the values of one or two rows quoted on the way to a conclusion ("..., so A is taller")
     lowered = observation.lower()
     if "you see" in lowered and len(_NAMED.findall(lowered.split("you see", 1)[1])) <= 2 and _REASONING.search(thought):
@@ -196,7 +202,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 5
+    version: ClassVar[int] = 6
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
@@ -210,6 +216,8 @@ class VerboseFillerLabeler(Labeler):
         "interjections": True,
         "restating_min_words": 15,  # a thought re-listing the last observation is filler from this length on
         "restating_coverage": 0.8,  # share of the observation's content words it repeats
+        "rambling_min_tokens": 40,  # a thought from this length on ...
+        "rambling_hedges": 5,  # ... holding this many guesses ("maybe", "could be", "anywhere") rambles
     }
 
     def __init__(self, **params: object) -> None:
@@ -273,6 +281,11 @@ class VerboseFillerLabeler(Labeler):
         if tokens > budget:
             reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
             confidence = max(confidence, 0.8)
+        elif len(thought) >= 160 and token_count(thought) >= int(self.config["rambling_min_tokens"]):
+            hedges = len(_HEDGE.findall(thought))
+            if hedges >= int(self.config["rambling_hedges"]):
+                reasons.append(f"rambling thought: {hedges} guesses ('maybe', 'could be', ...) without a decision")
+                confidence = max(confidence, 0.75)
         if self.config["multiple_actions"] and text.lower().count("act") > 1:
             actions = len(_ACTION_LINE.findall(text))
             if actions > 1:

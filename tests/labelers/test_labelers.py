@@ -172,7 +172,9 @@ def test_format_violation_reports_parser_problems_and_can_reparse() -> None:
     assert "leading '> '" in label.evidence and label.confidence == 1.0
     lenient = _trajectory([{"raw": "Sure!\nACTION: go to desk 1", "action": "go to desk 1", "format_ok": True}])
     assert FormatViolationLabeler().label(lenient) == []
-    (label,) = FormatViolationLabeler(reparse=True).label(lenient)
+    # the benchmark's parser reads the command after "ACTION:" whatever stands before it
+    assert FormatViolationLabeler(reparse=True).label(lenient) == []
+    (label,) = FormatViolationLabeler(reparse=True, accepted_problems=[]).label(lenient)
     assert "text before the action" in label.evidence
 
 
