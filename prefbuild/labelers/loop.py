@@ -152,24 +152,20 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
     in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``)."""
     found: list[tuple[int, int]] = []
     previous: int | None = None
-    shown: set[str] = set()
     for index, key in enumerate(keys):
-        if index == 0:
-            shown |= entities(task_observation(steps[0].observation).lower())
-        if key is not None and not key.startswith("think: "):
-            swap = _slot_swap([keys[previous]], [key]) if previous is not None else None
-            if (
-                swap is not None
-                and previous is not None
-                and is_nothing_happens(steps[index].feedback)
-                and is_nothing_happens(steps[previous].feedback)
-                and _well_formed(steps[index], key)
-                and _well_formed(steps[previous], keys[previous] or "")
-                and not _listed_object(swap, shown)
-            ):
-                found.append((previous, index))
-            previous = index
-        shown |= entities(steps[index].feedback.lower())
+        if key is None or key.startswith("think: "):
+            continue
+        if (
+            previous is not None
+            and is_nothing_happens(steps[index].feedback)
+            and is_nothing_happens(steps[previous].feedback)
+            and (swap := _slot_swap([keys[previous]], [key])) is not None
+            and _well_formed(steps[index], key)
+            and _well_formed(steps[previous], keys[previous] or "")
+            and not _listed_object(swap, steps, index)
+        ):
+            found.append((previous, index))
+        previous = index
     return found
 
 
@@ -192,12 +188,17 @@ def _as_written(step: Step) -> bool:
     return ran is None or canonical_command(ran) == canonical_command(step.action)
 
 
-def _listed_object(swap: tuple[str, str], shown: set[str]) -> bool:
-    """The swap tries another object of the same type that the episode has shown (``cool bread 1`` did
-    nothing, then ``cool bread 2``, listed on the table): a new hypothesis, not a refuted guess."""
+def _listed_object(swap: tuple[str, str], steps: list[Step], index: int) -> bool:
+    """The swap tries another object of the same type that the episode showed before step ``index``
+    (``cool bread 1`` did nothing, then ``cool bread 2``, listed on the table): a new hypothesis, not a
+    refuted guess."""
     old, new = swap
     kind = new.rsplit(" ", 1)[0]
-    return kind == old.rsplit(" ", 1)[0] and kind not in RECEPTACLE_TYPES and new in shown
+    if kind != old.rsplit(" ", 1)[0] or kind in RECEPTACLE_TYPES:
+        return False
+    if new in entities(task_observation(steps[0].observation).lower()):
+        return True
+    return any(new in entities(step.feedback.lower()) for step in steps[:index])
 
 
 _ERRAND = re.compile(r"^(?:put|heat|cool|clean|slice) ")
