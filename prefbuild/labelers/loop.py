@@ -171,15 +171,29 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
 
 def _accidents(
     steps: list[Step], states: list[frozenset[tuple[str, str]]], after: list[frozenset[tuple[str, str]]]
-) -> list[tuple[int, frozenset[str]]]:
+) -> list[tuple[int, frozenset[str], str]]:
     """Steps where the harness ran another command than the one written and it changed the state (a put
-    snapped onto the place the agent stood at), with the names that command touched."""
-    found: list[tuple[int, frozenset[str]]] = []
+    snapped onto the place the agent stood at), with the names that command touched and the object it moved."""
+    found: list[tuple[int, frozenset[str], str]] = []
     for index, step in enumerate(steps):
         ran = step.facts.executed_action
         if ran is not None and states[index] != after[index] and not _as_written(step):
-            found.append((index, entities(canonical_command(ran) or "")))
+            executed = canonical_command(ran) or ""
+            moved = _MOVED.match(executed)
+            found.append((index, entities(executed), moved.group(1) if moved else ""))
     return found
+
+
+def _redoes(step: Step, key: str, since: int, accidents: list[tuple[int, frozenset[str], str]]) -> bool:
+    """The step fetches back what a snapped command moved by accident after ``since``: as written, a command
+    on the names it touched (``go to desk 2``, ``take pencil 2 from desk 2``); snapped itself, a written
+    command on the very object it moved (``take vase 2 from coffeetable 1`` run as ``go to coffeetable 1``)."""
+    written = _as_written(step)
+    named = entities(canonical_command(step.action) or "") if not written else frozenset()
+    for moved_at, names, obj in accidents:
+        if since < moved_at < step.index and ((names & entities(key)) if written else (obj and obj in named)):
+            return True
+    return False
 
 
 def _as_written(step: Step) -> bool:
@@ -202,6 +216,9 @@ def _listed_object(swap: tuple[str, str], steps: list[Step], index: int) -> bool
 
 
 _ERRAND = re.compile(r"^(?:put|heat|cool|clean|slice) ")
+_MOVED = re.compile(r"^(?:put|take|heat|cool|clean|slice) ([a-z]+ \d+)")
+# Commands that report where the agent is or what it holds: a repeat is a loop only with the same reply.
+_SITUATION = frozenset({"look", "inventory"})
 _WRITTEN_TAKE = re.compile(r"^take ([a-z]+) (\d+) from ([a-z]+ \d+)$")
 
 
@@ -357,9 +374,11 @@ class LoopLabeler(Labeler):
         return states, novel, _progress(state)
 
     @staticmethod
-    def _purposeful(steps: list[Step], keys: list[str | None], novel: list[bool], index: int) -> bool:
-        """A ``go to`` whose next command there (thoughts aside) brought something new: fetching
-        the object seen there, opening it, putting something in."""
+    def _purposeful(
+        steps: list[Step], keys: list[str | None], novel: list[bool], changed: list[bool], index: int
+    ) -> bool:
+        """A ``go to`` whose next command there (thoughts aside) brought something new or changed the
+        confirmed state: fetching the object seen there, opening it, putting something in."""
         key = keys[index]
         if key is None or not key.startswith("go to ") or is_nothing_happens(steps[index].feedback):
             return False
@@ -371,7 +390,7 @@ class LoopLabeler(Labeler):
             # An errand there with an object in hand, or believed in hand, tried for the first time
             # ("put egg 1 in/on countertop 1" after the walk back) is a purpose even when it fails.
             errand = _ERRAND.match(following) is not None and place in following and following not in keys[:later]
-            return errand or (novel[later] and not following.startswith("go to "))
+            return errand or ((novel[later] or changed[later]) and not following.startswith("go to "))
         return False
 
     def _exact(
@@ -388,6 +407,7 @@ class LoopLabeler(Labeler):
         steps = trajectory.steps
         needed = max(2, int(self.config["k"]))
         accidents = _accidents(steps, states, after)
+        changed = [before != done for before, done in zip(states, after, strict=True)]
         groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         positions: dict[str, list[int]] = {}
@@ -415,18 +435,18 @@ class LoopLabeler(Labeler):
             respelled = bool(earlier) and not key.startswith("think: ") and _respelled(steps, earlier, index)
             # Fetching back, as written, what a snapped command moved by accident (the put ran at the desk,
             # not at the shelf) redoes the lost work: it is not a repeat.
-            redone = (
-                bool(earlier)
-                and _as_written(steps[index])
-                and any(earlier[-1] < moved < index and names & entities(key) for moved, names in accidents)
-            )
+            redone = bool(earlier) and _redoes(steps[index], key, earlier[-1], accidents)
+            # "look" somewhere else, or "inventory" with another hand, reports something else.
+            elsewhere = key in _SITUATION and bool(earlier) and not _same_reply(steps[earlier[-1]], steps[index])
             # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
             # then "go to drawer 1" in a ReAct run) is its first execution.
             first_run = bool(earlier) and not is_nothing_happens(steps[index].feedback) and all(
                 is_nothing_happens(steps[i].feedback) for i in earlier
             )
-            excused = reacted or undone or respelled or redone or first_run
-            if earlier and not novel[index] and not excused and not self._purposeful(steps, keys, novel, index):
+            excused = reacted or undone or respelled or redone or first_run or elsewhere
+            if earlier and not novel[index] and not excused and not self._purposeful(
+                steps, keys, novel, changed, index
+            ):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
         for (key, _), indices in repeats.items():
@@ -505,6 +525,9 @@ class LoopLabeler(Labeler):
             block = range(start, start + size)
             if states[start] != states[start - size] or any(novel[i] for i in block):
                 return None
+            varied = [i for i in block if keys[i] != keys[i - size]]
+            if all((keys[i] or "").startswith("go to ") and keys[i] not in keys[:i] for i in varied):
+                return None  # only a first visit varies (a closed drawer shows nothing yet): it explores
             swap = _slot_swap(keys[start - size : start], keys[start : start + size])
             if swap is None:
                 return None

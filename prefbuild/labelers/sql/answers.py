@@ -72,6 +72,8 @@ def answer_values(answer: str) -> list[str]:
     Example:
         >>> answer_values(' ["Women +60kg Bronze", 3]')
         ['Women +60kg Bronze', '3']
+        >>> answer_values("[('Stavanger',)]")
+        ['Stavanger']
     """
     text = answer.strip()
     try:
@@ -80,7 +82,9 @@ def answer_values(answer: str) -> list[str]:
         # handled: not a Python literal, so the answer is its text
         return [text] if text else []
     if isinstance(parsed, list | tuple):
-        return [str(value).strip() for value in parsed]
+        # the MySQL client's rows copied as they print ("[('Stavanger',)]"): the values inside them
+        flat = [item for value in parsed for item in (value if isinstance(value, list | tuple) else (value,))]
+        return [str(value).strip() for value in flat]
     return [str(parsed).strip()]
 
 
