@@ -265,13 +265,15 @@ def _same_reply(first: Step, second: Step) -> bool:
 
 
 _MARKER = re.compile(r"^[\s>]+|[\s.]+$")
+_MARKUP = re.compile(r"[*`'\"<>{}\[\]]")
 
 
 def _written(step: Step) -> str:
     """The command line as the agent wrote it, only a ``> `` marker, case, spaces and a final period
-    ignored (markup, tags and prefixes kept), dialect spellings merged."""
-    line = step.raw_output.strip().split("\n", 1)[0]
-    return canonical_command(_MARKER.sub("", line)) or ""
+    ignored (markup, tags and prefixes kept: ``**go to cabinet 1**`` and ```go to cabinet 1``` differ),
+    dialect spellings merged."""
+    line = " ".join(_MARKER.sub("", step.raw_output.strip().split("\n", 1)[0]).lower().split())
+    return line if _MARKUP.search(line) else canonical_command(line) or ""
 
 
 def _respelled(steps: list[Step], earlier: list[int], index: int) -> bool:

@@ -140,7 +140,10 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
         listing = "you see" in lowered or (
             rows and observation.count("(") >= 3 and not _COMPUTES.search(thought)
         )
-        return listing and covered == len(shown) and words >= 1.5 * len(observation.split())
+        # a listing re-listed at length: half as long again as the listing; rows printed with their empty
+        # fields (a DESCRIBE) by their cells
+        long_enough = words >= (max(12, 3 * len(shown)) if rows else 1.5 * len(observation.split()))
+        return listing and covered == len(shown) and long_enough
     return covered >= coverage * len(shown)
 
 

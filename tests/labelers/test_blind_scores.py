@@ -45,6 +45,7 @@ FLOORS: dict[str, Floors] = {
     # A put of an object a snapped put set down, not phantom to this annotator (phantom to blind_test7's); a
     # one-slot put lap snapped onto other commands; a long plan thought repeated after new contents.
     "blind_test13": {"loop": (1.0, 0.98), "phantom_object": (0.92, 1.0)},
+    "blind_test14": {},
 }
 
 

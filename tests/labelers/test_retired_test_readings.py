@@ -14,7 +14,7 @@ from prefbuild.labelers.premature_success import PrematureSuccessLabeler
 from prefbuild.labelers.sql.answers import Observed, aggregates, judge_answer
 from prefbuild.labelers.sql.labelers import SqlLoopLabeler, normalize_sql
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
-from prefbuild.records import SqlFacts
+from prefbuild.records import SqlFacts, Step
 from tests.labelers.test_labelers import _trajectory
 
 NOTHING = "Nothing happens."
@@ -759,3 +759,78 @@ def test_an_interjection_line_before_the_thought_is_filler_but_not_a_format_viol
     assert _labelled(VerboseFillerLabeler(), trajectory) == [0]
     two = {**turn, "facts": {"problems": ["text before the action without a 'THOUGHT:' tag", "two action lines"]}}
     assert _labelled(FormatViolationLabeler(), _trajectory([two], goal="put a pencil in desk.")) == [0]
+
+
+# Readings added when the thirteenth and fourteenth blind test sets were scored and retired.
+
+
+def test_a_snapped_fetch_of_the_object_a_snap_moved_is_not_a_loop() -> None:
+    table = {"action": "go to coffeetable 1", "feedback": "On the coffeetable 1, you see a box 3, and a vase 2."}
+    take = {"action": "take vase 2 from coffeetable 1", "feedback": "You pick up the vase 2 from the coffeetable 1."}
+    snapped_put = {"action": "put vase 2 in/on shelf 1", "feedback": "You put the vase 2 in/on the coffeetable 1.",
+                   "facts": {"executed_action": "put vase 2 in/on coffeetable 1"}}
+    fetch = {**table, "action": "take vase 2 from coffeetable 1",
+             "facts": {"executed_action": "go to coffeetable 1"}}
+    goal = "put some vase on shelf."
+    assert _labelled(LoopLabeler(), _trajectory([table, take, snapped_put, fetch], goal=goal)) == []
+    guess = {**table, "action": "take box 2 from coffeetable 1", "facts": {"executed_action": "go to coffeetable 1"}}
+    assert _labelled(LoopLabeler(), _trajectory([table, take, snapped_put, guess], goal=goal)) == [3]
+
+
+def test_look_elsewhere_is_not_a_repeat_and_a_walk_to_take_is_purposeful() -> None:
+    shelf2 = {"action": "look", "feedback": "You are facing the shelf 2. Next to it, you see nothing."}
+    shelf1 = {"action": "look", "feedback": "You are facing the shelf 1. Next to it, you see nothing."}
+    walk = {"action": "go to shelf 1", "feedback": "On the shelf 1, you see a book 1."}
+    goal = "put some vase on shelf."
+    assert _labelled(LoopLabeler(), _trajectory([shelf2, walk, shelf1], goal=goal)) == []
+    assert _labelled(LoopLabeler(), _trajectory([shelf1, walk, shelf1], goal=goal)) == [2]
+
+
+def test_a_lap_differing_only_by_a_first_visit_explores_and_a_put_lap_does_not() -> None:
+    room = "You are in the middle of a room. Looking quickly around you, you see a drawer 1, a drawer 4, a desk 1."
+    drawers = [{"action": f"go to drawer {n}", "feedback": f"The drawer {n} is open. In it, you see nothing.",
+                "observation": room} for n in (1, 2, 3)]
+    think = {"action": "think: The pen is not here.", "thought": "The pen is not here.", "feedback": "OK."}
+    new = {"action": "go to drawer 4", "feedback": "The drawer 4 is closed."}
+    goal = "put a pen in desk."
+    trajectory = _trajectory([*drawers, think, *drawers, think, new], goal=goal, protocol="react")
+    assert _labelled(LoopLabeler(), trajectory) == [4, 5, 6, 7]
+
+
+def test_mysql_rows_copied_as_the_answer_are_read_as_their_values() -> None:
+    from prefbuild.labelers.sql.answers import answer_values
+
+    assert answer_values("[('Stavanger',)]") == ["Stavanger"]
+    assert answer_values('["Okafor", "Brennan"]') == ["Okafor", "Brennan"]
+
+
+def test_format_attempts_in_different_markup_are_not_repeats() -> None:
+    bold = {"raw": "**go to cabinet 1**", "action": "**go to cabinet 1**", "feedback": NOTHING}
+    ticks = {"raw": "`go to cabinet 1`", "action": "`go to cabinet 1`", "feedback": NOTHING}
+    goal = "put some dishsponge on cart."
+    assert _labelled(LoopLabeler(), _trajectory([bold, ticks], goal=goal, protocol="react")) == []
+    assert _labelled(LoopLabeler(), _trajectory([bold, bold], goal=goal, protocol="react")) == [1]
+
+
+def test_now_i_run_the_update_is_a_plan_and_the_price_is_now_set_is_a_claim() -> None:
+    from prefbuild.labelers.sql.labelers import claims_change
+
+    plan = Step(index=0, observation="", raw_output="Now I run the update.\nAction: Operation\n```\nUPDATE t\n```")
+    assert not claims_change(plan, in_words=True)
+    done = Step(index=0, observation="", raw_output="The price is now 4.80.\nFinal Answer: []")
+    assert claims_change(done)
+
+
+def test_a_describe_re_listed_is_filler_and_a_miscounted_position_is_wrong() -> None:
+    from prefbuild.labelers.sql.answers import is_position
+    from prefbuild.labelers.verbose_filler import restates
+
+    describe = ("[('No', 'text', 'YES', '', None, ''), ('Title', 'text', 'YES', '', None, ''), "
+                "('Director', 'text', 'YES', '', None, ''), ('Rating', 'text', 'YES', '', None, '')]")
+    assert restates("The table has four columns: No (text), Title (text), Director (text) and Rating (text). All of "
+                    "them are text and nullable.", describe, 15, 0.8)
+    rows = (("Eagles", "61"), ("Ravens", "58"), ("Owls", "55"), ("Falcons", "52"), ("Hawks", "47"))
+    seen = [Observed(0, "SELECT Team, Points FROM t ORDER BY Points DESC", str(list(rows)), rows)]
+    question = "In what position did the Falcons finish, ranked by points?"
+    assert is_position(["4"], question, seen)
+    assert not is_position(["3"], question, seen)

@@ -472,14 +472,23 @@ def looked_up(value: str, question: str, observed: Sequence[Observed]) -> bool:
 
 
 def is_position(values: Sequence[str], question: str, observed: Sequence[Observed]) -> bool:
-    """A rank answer ("2") to a position question, within the rows of an observed result."""
+    """A rank answer ("2") to a position question, within the rows of an observed result; where a row
+    names what the question asks about ("the Falcons" in the fourth row), the answer is that row's place."""
     if len(values) != 1 or not _POSITION_QUESTION.search(question):
         return False
     written = values[0].strip().rstrip(".").lower()
     position = number_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)$", "", written))
     if position is None or not position.is_integer():
         return False
-    return any(item.rows and 1 <= position <= len(item.rows) for item in observed)
+    for item in observed:
+        if not item.rows or not 1 <= position <= len(item.rows):
+            continue
+        places = [place for place, row in enumerate(item.rows, start=1) if any(
+            isinstance(cell, str) and _named_in(cell, question) for cell in row
+        )]
+        if not places or position in places:
+            return True
+    return False
 
 
 def _condition_in(value: str, sql: str) -> bool:

@@ -216,7 +216,7 @@ class SqlWrongAnswerLabeler(Labeler):
 _CHANGE_CLAIM = re.compile(
     r"\b(?:inserted|updated|deleted|removed|added|changed|modified|replaced|applied|executed|committed|performed|"
     r"done|completed?|success(?:ful(?:ly)?)?|finished|insert\s+into|update\s+\S+\s+set|delete\s+from|"
-    r"now|marked|set\s+to|recorded|stored|saved|created|entered)\b",
+    r"(?:is|are|was|were)\s+now|marked|set\s+to|recorded|stored|saved|created|entered)\b",
     re.IGNORECASE,
 )
 # A failure said anywhere denies the claim; a plain negation only in its own clause ("the title is not there
