@@ -21,6 +21,10 @@ _EFFECT = re.compile(
     rf"|you turn on the {_NAME}"
 )
 HAND = "hand"
+# Replies that show the agent where it stands: arriving at, examining or opening a receptacle.
+_AT = re.compile(
+    r"(?:^|\. )(?:on the ([a-z]+ \d+), you see|the ([a-z]+ \d+) is (?:closed|open)|you open the ([a-z]+ \d+))"
+)
 # Heating clears the cold flag and cooling the hot one (ALFWorld: heat -> isHot on, isCool off);
 # cleaning and slicing stay.
 _CLEARS = {"heat": "cool", "cool": "heat"}
@@ -77,6 +81,10 @@ class HouseState:
     puts: list[tuple[str, str]] = field(default_factory=list)
     # Where each object was last put and still lies (also when that is where it was first found).
     placed: dict[str, str] = field(default_factory=dict)
+    # Where the agent stands (the receptacle of its last arrival, pick or put) and where each lamp it
+    # switched on stands; not part of ``key()``.
+    at: str | None = None
+    lit: dict[str, str | None] = field(default_factory=dict)
     _key: frozenset[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -92,11 +100,18 @@ class HouseState:
     def apply(self, feedback: str) -> bool:
         """Update from one env reply; returns whether it changed anything."""
         found = effects(feedback) if len(feedback) <= 512 else effects.__wrapped__(feedback)
+        arrived = _AT.search(feedback.lower()) if "the " in feedback[:40].lower() else None
+        if arrived:
+            self.at = next(name for name in arrived.groups() if name)
         if not found:
             return False
         before = self.key()
         self._key = None
         for effect in found:
+            if effect.kind in ("pick", "put"):
+                self.at = effect.place or self.at
+            if effect.kind == "on":
+                self.lit[effect.obj] = self.at
             if effect.kind == "pick":
                 self.origin.setdefault(effect.obj, effect.place or "")
                 self.placed.pop(effect.obj, None)

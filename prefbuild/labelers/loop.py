@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.household_state import HouseState
+from prefbuild.labelers.household_state import HAND, HouseState
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
     canonical_command,
@@ -260,6 +260,19 @@ def _progress(state: HouseState) -> frozenset[tuple[str, str]]:
     return key - switched if switched else key
 
 
+# What the agent moved: (object, where it is now, where it was first taken from).
+Moves = frozenset[tuple[str, str, str]]
+
+
+def _moves(state: HouseState) -> Moves:
+    return frozenset((obj, place, state.origin.get(obj, "")) for obj, place in state.where.items())
+
+
+def _bearing(moves: Moves, place: str) -> Moves:
+    """The moves that bear on a walk to ``place``: what is in hand, and what was taken from or put there."""
+    return frozenset(move for move in moves if move[1] == HAND or place in (move[1], move[2]))
+
+
 def _same_reply(first: Step, second: Step) -> bool:
     return normalize_text(first.feedback) == normalize_text(second.feedback)
 
@@ -344,9 +357,9 @@ class LoopLabeler(Labeler):
         refuted = _refuted_guesses(steps)
         if not guesses and not refuted and not _may_repeat(keys):
             return []
-        states, novel, final = self._replay(steps)
+        states, novel, final, moves = self._replay(steps)
         found: dict[int, Label] = {}
-        self._exact(trajectory, keys, [*states[1:], final], states, novel, found)
+        self._exact(trajectory, keys, [*states[1:], final], states, novel, moves, found)
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
             self._replays(keys, novel, found)
             self._laps(keys, states, novel, found)
@@ -357,23 +370,26 @@ class LoopLabeler(Labeler):
     @staticmethod
     def _replay(
         steps: list[Step],
-    ) -> tuple[list[frozenset[tuple[str, str]]], list[bool], frozenset[tuple[str, str]]]:
-        """The confirmed state before each step, and whether each step brought something new:
-        a reply showing what the agent had not seen, or a state never reached before."""
+    ) -> tuple[list[frozenset[tuple[str, str]]], list[bool], frozenset[tuple[str, str]], list[Moves]]:
+        """The confirmed state before each step, whether each step brought something new (a reply
+        showing what the agent had not seen, or a state never reached before), and the moves made
+        before each step."""
         state = HouseState()
         seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
         visited = {state.key()}
         states: list[frozenset[tuple[str, str]]] = []
         novel: list[bool] = []
+        moves: list[Moves] = []
         for step in steps:
             states.append(_progress(state))
+            moves.append(_moves(state))
             state.apply(step.feedback)
             keys = info_keys(step.feedback, state)
             reached = state.key()  # switching the lamp on is news, though it changes nothing elsewhere
             novel.append(bool(keys - seen) or reached not in visited)
             visited.add(reached)
             seen |= keys
-        return states, novel, _progress(state)
+        return states, novel, _progress(state), moves
 
     @staticmethod
     def _purposeful(
@@ -402,10 +418,12 @@ class LoopLabeler(Labeler):
         after: list[frozenset[tuple[str, str]]],
         states: list[frozenset[tuple[str, str]]],
         novel: list[bool],
+        moves: list[Moves],
         found: dict[int, Label],
     ) -> None:
         """Stagnant repeats of one command or thought from one state; with ``k`` occurrences or more,
-        every repeat is labelled."""
+        every repeat is labelled. A walk also repeats an earlier one when only things elsewhere changed
+        in between (the first creditcard put on the dresser, then drawer 1 and drawer 2 visited again)."""
         steps = trajectory.steps
         needed = max(2, int(self.config["k"]))
         accidents = _accidents(steps, states, after)
@@ -413,6 +431,7 @@ class LoopLabeler(Labeler):
         groups: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         repeats: dict[tuple[str, frozenset[tuple[str, str]]], list[int]] = {}
         positions: dict[str, list[int]] = {}
+        group_of: dict[int, tuple[str, frozenset[tuple[str, str]]]] = {}
         for index, key in enumerate(keys):
             if key is None:
                 continue
@@ -420,9 +439,21 @@ class LoopLabeler(Labeler):
             if group not in groups:
                 # Nothing changed since an earlier occurrence ended: it joins that one's group.
                 group = next(
-                    ((key, states[i]) for i in positions.get(key, ()) if after[i] == states[index]),
+                    (group_of[i] for i in positions.get(key, ()) if after[i] == states[index]),
                     group,
                 )
+            if group not in groups and key.startswith("go to "):
+                # Nothing changed at the place (or in hand) since an earlier walk there: the same walk.
+                place = key[len("go to ") :]
+                group = next(
+                    (
+                        group_of[i]
+                        for i in reversed(positions.get(key, ()))
+                        if _bearing(moves[i], place) == _bearing(moves[index], place)
+                    ),
+                    group,
+                )
+            group_of[index] = group
             positions.setdefault(key, []).append(index)
             earlier = groups.setdefault(group, [])
             # A thought reacts to the turn before it: repeated right after something new was seen, it is
@@ -528,8 +559,8 @@ class LoopLabeler(Labeler):
             if states[start] != states[start - size] or any(novel[i] for i in block):
                 return None
             varied = [i for i in block if keys[i] != keys[i - size]]
-            if all((keys[i] or "").startswith("go to ") and keys[i] not in keys[:i] for i in varied):
-                return None  # only a first visit varies (a closed drawer shows nothing yet): it explores
+            if all((keys[i] or "").startswith(("go to ", "think: ")) and keys[i] not in keys[:i] for i in varied):
+                return None  # only a first visit, or a new thought naming it, varies: it explores
             swap = _slot_swap(keys[start - size : start], keys[start : start + size])
             if swap is None:
                 return None

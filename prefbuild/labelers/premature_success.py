@@ -84,6 +84,12 @@ def goal_progress(state: HouseState, goal: Goal) -> GoalProgress:
         held = state.hand
         lamp_on = any(kind == "on" for kind, _ in state.done)
         holding = held is not None and entity_type(held) == goal.obj
+        # the lamp must stand where the agent is (a lamp switched on elsewhere, then left, does not count)
+        here = not state.lit or any(place is None or place == state.at for place in state.lit.values())
+        if lamp_on and holding and not here:
+            lamps = ", ".join(map(str, state.lit.values()))
+            where = f"the env confirmed {held} in hand and a lamp on at {lamps}, but the agent stands at {state.at}"
+            return GoalProgress(False, 0, where, lamp_on=True)
         done = lamp_on and holding
         if done:
             return GoalProgress(True, 1, f"the env confirmed a lamp turned on with {held} in hand", lamp_on=True)

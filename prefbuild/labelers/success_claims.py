@@ -180,6 +180,15 @@ def _names_receptacle(text: str, receptacle: str) -> bool:
     return alias is not None and alias.search(lowered) is not None
 
 
+def _negated(text: str, receptacle: str) -> bool:
+    """Every mention of the receptacle in ``text`` is negated ("..., not the coffeemachine", "instead of the
+    fridge")."""
+    names = "|".join(re.escape(name) for name in (receptacle, *RECEPTACLE_ALIASES.get(receptacle, ())))
+    mentions = re.findall(rf"(\b(?:not|n't|instead\s+of|rather\s+than)\s+(?:\w+\s+){{0,2}})?\b(?:{names})", text,
+                          re.IGNORECASE)
+    return bool(mentions) and all(mentions)
+
+
 def _hedged(sentence: str, start: int) -> bool:
     """The words before ``start`` make the claim a plan, a question, a condition or a negation."""
     before = sentence[:start]
@@ -221,6 +230,8 @@ def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
         rest = match.group("rest")
         if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
             continue
+        if _negated(rest, goal.receptacle):
+            continue  # "placed in the sinkbasin 1, not the coffeemachine" says where it did not go
         named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
         target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
         if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
@@ -234,6 +245,8 @@ def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
             continue
         rest = match.group("rest")
         if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
+            continue
+        if _negated(rest, goal.receptacle):
             continue
         # "The apple is in the fridge" may describe where it was found; a claim says it got there, or
         # names the state the goal asks for ("The hot potato is on the diningtable 1.", "Both pencils are ...").

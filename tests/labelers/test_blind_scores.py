@@ -46,6 +46,7 @@ FLOORS: dict[str, Floors] = {
     # one-slot put lap snapped onto other commands; a long plan thought repeated after new contents.
     "blind_test13": {"loop": (1.0, 0.98), "phantom_object": (0.92, 1.0)},
     "blind_test14": {},
+    "blind_test15": {},
 }
 
 
