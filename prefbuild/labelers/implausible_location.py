@@ -27,7 +27,7 @@ from prefbuild.labelers.household_text import (
 )
 from prefbuild.labelers.phantom_object import claimed_take
 from prefbuild.labelers.placement import placement
-from prefbuild.labelers.text import canonical_command, task_observation
+from prefbuild.labelers.text import canonical_command, is_nothing_happens, task_observation
 from prefbuild.records import FailureMode, Label, Step, Trajectory
 
 _LAMPS = ("desklamp", "floorlamp")
@@ -78,6 +78,8 @@ class ImplausibleLocationLabeler(Labeler):
         for step in trajectory.steps:
             believed = _believed_after(step, believed)
             target = command_target(step.action) if step.action else None
+            if is_nothing_happens(step.feedback):
+                target = None  # "Go to laundryhamper 1" that did nothing in a ReAct run visited nothing
             if target is not None and holding is None and believed is None:
                 verb, receptacle = target
                 kind = entity_type(receptacle)

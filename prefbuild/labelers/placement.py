@@ -5,9 +5,10 @@ ALFRED's table is strict: it never puts food in cabinets or bowls in drawers, ye
 looking for an apple in a cabinet is searching sensibly. Only places that hold almost
 nothing of the kind are clearly odd: bathroom fixtures and the garbage can for anything the
 table does not allow there (but a cloth on a towel holder), kitchen appliances for things that
-are not food or kitchenware, beds and seats for food and kitchenware, the laundry hamper for
-anything but cloth, a safe for pillows, food, kitchenware and bathroom supplies. Everything
-else the table forbids is conceivable.
+are not food or kitchenware (a coffee machine for anything but a mug, a cup or a kettle), beds
+and seats for food and kitchenware, the laundry hamper for anything but cloth, a safe for
+pillows, food, kitchenware and bathroom supplies. Everything else the table forbids is
+conceivable.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ BATHROOM_FIXTURES = frozenset(
     {"toilet", "towelholder", "handtowelholder", "toiletpaperhanger", "bathtubbasin", "garbagecan"}
 )
 FOOD_APPLIANCES = frozenset({"fridge", "microwave", "toaster", "coffeemachine"})
+DRINKING_VESSELS = frozenset({"mug", "cup", "kettle"})
 SEATS = frozenset({"bed", "sofa", "armchair", "ottoman"})
 TOWEL_HOLDERS = frozenset({"towelholder", "handtowelholder"})
 TOWEL_LIKE = frozenset({"cloth", "towel", "handtowel"})
@@ -67,6 +69,8 @@ def placement(object_type: str, receptacle_type: str) -> Placement:
         return "odd"
     if receptacle_type in FOOD_APPLIANCES and object_type not in FOOD_AND_VESSELS:
         return "odd"
+    if receptacle_type == "coffeemachine" and object_type not in DRINKING_VESSELS:
+        return "odd"  # a coffee machine holds a mug, a cup or a kettle beside it, not a tomato
     if receptacle_type == "stoveburner" and object_type not in KITCHEN_OBJECTS:
         return "odd"
     if receptacle_type in SEATS and object_type in KITCHEN_OBJECTS:

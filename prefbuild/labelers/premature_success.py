@@ -199,10 +199,11 @@ class PrematureSuccessLabeler(Labeler):
             texts.append(action.split(":", 1)[1])
         elif action and not _COMMAND.match(command):
             texts.append(action)
+        put_tried = _put_tried(trajectory, step)
         for text in texts:
-            for claim in find_claims(text, goal):
+            for claim in find_claims(text, goal, after_put=put_tried):
                 # a narrated put is a plan, but a task claim after it still claims ("... The task is complete.")
-                if claim.kind == TASK or goal is None or not _narrates(claim, command, _put_tried(trajectory, step)):
+                if claim.kind == TASK or goal is None or not _narrates(claim, command, put_tried):
                     return claim
         return None
 

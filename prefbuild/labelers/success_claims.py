@@ -221,8 +221,10 @@ def _task_claim(sentence: str) -> Claim | None:
     return None
 
 
-def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
-    """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state)."""
+def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | None:
+    """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state). Once a
+    put was tried (``after_put``), a plain state ("The remotecontrol 1 is in the armchair 1.") says it
+    got there."""
     for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC):
         match = pattern.search(sentence)
         if match is None or _hedged(sentence, match.start()):
@@ -251,7 +253,8 @@ def _goal_claim(sentence: str, goal: Goal) -> Claim | None:
         # "The apple is in the fridge" may describe where it was found; a claim says it got there, or
         # names the state the goal asks for ("The hot potato is on the diningtable 1.", "Both pencils are ...").
         settled = (
-            match.group("participle")
+            after_put
+            or match.group("participle")
             or match.group("adverbs").strip()
             or _NOW.search(rest)
             or _NOW.search(clause)
@@ -324,7 +327,7 @@ def find_claim(text: str | None, goal: Goal | None) -> Claim | None:
     return claims[0] if claims else None
 
 
-def find_claims(text: str | None, goal: Goal | None) -> tuple[Claim, ...]:
+def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False) -> tuple[Claim, ...]:
     """Every sentence of ``text`` that asserts the task, the goal or its final step done, in order
     ("I put the peppershaker in drawer 1. The task is complete." holds a goal claim and a task claim).
 
@@ -338,7 +341,7 @@ def find_claims(text: str | None, goal: Goal | None) -> tuple[Claim, ...]:
         return ()
     if not _TASK_WORDS.search(text) and not (goal is not None and _names_receptacle(text, _named(goal))):
         return ()
-    return _find_claims(text, goal)
+    return _find_claims(text, goal, after_put)
 
 
 def _named(goal: Goal) -> str:
@@ -347,7 +350,7 @@ def _named(goal: Goal) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _find_claims(text: str, goal: Goal | None) -> tuple[Claim, ...]:
+def _find_claims(text: str, goal: Goal | None, after_put: bool = False) -> tuple[Claim, ...]:
     found: list[Claim] = []
     for sentence in _SENTENCE_SPLIT.split(text):
         sentence = sentence.strip()
@@ -355,7 +358,7 @@ def _find_claims(text: str, goal: Goal | None) -> tuple[Claim, ...]:
             continue
         claim = None
         if goal is not None and _names_receptacle(sentence, _named(goal)):
-            claim = _lamp_claim(sentence, goal) if goal.kind == "examine" else _goal_claim(sentence, goal)
+            claim = _lamp_claim(sentence, goal) if goal.kind == "examine" else _goal_claim(sentence, goal, after_put)
         if claim is None and _TASK_WORDS.search(sentence):
             claim = _task_claim(sentence)
         if claim is not None:

@@ -45,7 +45,8 @@ _INTERJECTION = re.compile(
     r"(?:great|good|nice|excellent)\s+(?:job|work)|well\s+done|" + _THANKS + r")\s*[!.]"
     # "Great, let's begin.", "Excellent, I have it.": the strong ones before a comma and at most three
     # words make a sentence that is all interjection ("Great, there is a mug 1 here." reports a find)
-    r"|(?:great|perfect|excellent|awesome|wonderful|got\s+it|sure|alright|" + _THANKS + r")\s*,(?:\s*[\w']+){0,3}"
+    r"|(?:great|perfect|excellent|awesome|wonderful|cool|nice|good|got\s+it|sure|alright|" + _THANKS
+    + r")\s*,(?:\s*[\w']+){0,3}"
     r"\s*(?:[.!?\n]|$))",
     re.IGNORECASE,
 )

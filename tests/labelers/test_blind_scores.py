@@ -47,6 +47,8 @@ FLOORS: dict[str, Floors] = {
     "blind_test13": {"loop": (1.0, 0.98), "phantom_object": (0.92, 1.0)},
     "blind_test14": {},
     "blind_test15": {},
+    # A candle looked for in the sinkbasin: clearly odd to this annotator, a place a blind_test5 reading leaves alone.
+    "blind_test16": {"implausible_location": (1.0, 0.94)},
 }
 
 

@@ -834,3 +834,65 @@ def test_a_describe_re_listed_is_filler_and_a_miscounted_position_is_wrong() -> 
     question = "In what position did the Falcons finish, ranked by points?"
     assert is_position(["4"], question, seen)
     assert not is_position(["3"], question, seen)
+
+
+# Readings added when the fifteenth and sixteenth blind test sets were scored and retired.
+
+
+def test_a_walk_back_where_nothing_changed_at_that_place_repeats_whatever_moved_elsewhere() -> None:
+    drawer = {"action": "go to drawer 1", "feedback": "The drawer 1 is open. In it, you see nothing."}
+    shelf = {"action": "go to shelf 1", "feedback": "On the shelf 1, you see a creditcard 1."}
+    take = {"action": "take creditcard 1 from shelf 1", "feedback": "You pick up the creditcard 1 from the shelf 1."}
+    dresser = {"action": "go to dresser 1", "feedback": "On the dresser 1, you see a vase 1."}
+    put = {"action": "put creditcard 1 in/on dresser 1", "feedback": "You put the creditcard 1 in/on the dresser 1."}
+    goal = "find two creditcard and put them in dresser."
+    assert _labelled(LoopLabeler(), _trajectory([drawer, shelf, take, dresser, put, drawer], goal=goal)) == [5]
+    # back where the first one was taken from: that place changed, the walk is not the same
+    shelf_now = {**shelf, "feedback": "On the shelf 1, you see nothing."}
+    assert _labelled(LoopLabeler(), _trajectory([drawer, shelf, take, dresser, put, shelf_now], goal=goal)) == []
+
+
+def test_a_place_named_after_not_is_not_claimed_and_a_state_after_a_tried_put_is() -> None:
+    from prefbuild.labelers.household_text import parse_goal
+    from prefbuild.labelers.success_claims import find_claim
+
+    mug = parse_goal("put a clean mug in coffeemachine")
+    assert find_claim("The mug 1 was placed in the sinkbasin 1, not the coffeemachine.", mug) is None
+    assert find_claim("The mug 1 was placed in the coffeemachine 1.", mug) is not None
+    remote = parse_goal("put a remotecontrol in armchair")
+    assert find_claim("The remotecontrol 1 is in the armchair 1.", remote) is None  # where it was found
+    from prefbuild.labelers.success_claims import find_claims
+
+    assert find_claims("The remotecontrol 1 is in the armchair 1.", remote, after_put=True)
+
+
+def test_a_look_goal_needs_the_lit_lamp_where_the_agent_stands() -> None:
+    turns = [
+        {"action": "go to sidetable 2", "feedback": "On the sidetable 2, you see a desklamp 1."},
+        {"action": "use desklamp 1", "feedback": "You turn on the desklamp 1."},
+        {"action": "go to bed 1", "feedback": "On the bed 1, you see a book 1."},
+        {"action": "take book 1 from bed 1", "feedback": "You pick up the book 1 from the bed 1."},
+        {"thought": "I am now examining the book 1 under the desklamp 1.", "action": "look",
+         "feedback": "You are facing the bed 1. Next to it, you see nothing."},
+    ]
+    goal = "examine the book with the desklamp."
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(turns, goal=goal)) == [4]
+    back = [*turns[:4], {**turns[0], "thought": "I am now examining the book 1 under the desklamp 1."}]
+    assert _labelled(PrematureSuccessLabeler(), _trajectory(back, goal=goal)) == []
+
+
+def test_cool_cool_is_a_lone_interjection_and_odd_places_follow_the_coffee_machine_and_real_visits() -> None:
+    from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
+    from prefbuild.labelers.placement import placement
+    from prefbuild.labelers.verbose_filler import opening_interjection
+
+    assert opening_interjection("Cool, cool.")
+    assert opening_interjection("Good, the egg 1 is hot now, it goes on the diningtable 1.") is None
+    assert placement("tomato", "coffeemachine") == "odd"
+    assert placement("mug", "coffeemachine") == "plausible"
+    assert placement("kettle", "coffeemachine") != "odd"
+    capital = {"action": "Go to laundryhamper 1", "raw": "Go to laundryhamper 1", "feedback": NOTHING}
+    lower = {"action": "go to laundryhamper 1", "feedback": "On the laundryhamper 1, you see a cloth 1."}
+    goal = "put a candle in cabinet."
+    trajectory = _trajectory([capital, lower], goal=goal, protocol="react")
+    assert _labelled(ImplausibleLocationLabeler(), trajectory) == [1]
