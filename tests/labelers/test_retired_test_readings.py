@@ -896,3 +896,18 @@ def test_cool_cool_is_a_lone_interjection_and_odd_places_follow_the_coffee_machi
     goal = "put a candle in cabinet."
     trajectory = _trajectory([capital, lower], goal=goal, protocol="react")
     assert _labelled(ImplausibleLocationLabeler(), trajectory) == [1]
+
+
+# Readings added when the seventeenth blind test set was scored and retired.
+
+
+def test_a_candidate_looked_up_by_the_second_statement_of_a_block_was_not_looked_up_there() -> None:
+    from prefbuild.labelers.sql.answers import looked_up
+
+    both = "SELECT Built FROM t WHERE Name = 'Kerrin Point'; SELECT Built FROM t WHERE Name = 'Sable Head'"
+    seen = [Observed(0, both, "[('1841',)]", (("1841",),)),
+            Observed(1, "SELECT Built FROM t WHERE Name = 'Sable Head'", "[('1867',)]", (("1867",),))]
+    question = "Which lighthouse is older, Kerrin Point or Sable Head?"
+    assert looked_up("Kerrin Point", question, seen)
+    assert looked_up("Sable Head", question, seen)
+    assert not looked_up("Kerrin Point", question, seen[1:])

@@ -463,9 +463,10 @@ def looked_up(value: str, question: str, observed: Sequence[Observed]) -> bool:
     if not _named_in(value, question):
         return False
     for item in observed:
-        if not item.rows or not (_named_in(value, item.sql) or _condition_in(value, item.sql)):
+        sql = _first_statement(item.sql)  # several statements in one block: only the first ran
+        if not item.rows or not (_named_in(value, sql) or _condition_in(value, sql)):
             continue
-        candidates = [literal for literal in _LITERAL.findall(item.sql) if _named_in(literal, question)]
+        candidates = [literal for literal in _LITERAL.findall(sql) if _named_in(literal, question)]
         if len(candidates) <= 1 or _named_in(value, item.text):
             return True
     return False
@@ -489,6 +490,19 @@ def is_position(values: Sequence[str], question: str, observed: Sequence[Observe
         if not places or position in places:
             return True
     return False
+
+
+def _first_statement(sql: str) -> str:
+    """The text of ``sql`` up to its first ``;`` outside quotes."""
+    quote = ""
+    for position, char in enumerate(sql):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"`":
+            quote = char
+        elif char == ";":
+            return sql[:position]
+    return sql
 
 
 def _condition_in(value: str, sql: str) -> bool:
