@@ -159,7 +159,7 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
             previous is not None
             and is_nothing_happens(steps[index].feedback)
             and is_nothing_happens(steps[previous].feedback)
-            and (swap := _slot_swap([keys[previous]], [key])) is not None
+            and (swap := _slot_swap([keys[previous]], [key]) or _put_elsewhere(keys[previous], key)) is not None
             and _well_formed(steps[index], key)
             and _well_formed(steps[previous], keys[previous] or "")
             and not _listed_object(swap, steps, index)
@@ -200,6 +200,19 @@ def _as_written(step: Step) -> bool:
     """The harness ran the command the agent wrote (no snap onto another one)."""
     ran = step.facts.executed_action
     return ran is None or canonical_command(ran) == canonical_command(step.action)
+
+
+_PUT_INTO = re.compile(r"^put ([a-z]+ \d+) in/on ([a-z]+ \d+)$")
+
+
+def _put_elsewhere(earlier: str | None, later: str) -> tuple[str, str] | None:
+    """The same object put into another receptacle of any type (``put apple 2 in/on diningtable 1``, then
+    ``... in/on shelf 1``): after a put that did nothing, a string of places tried from where the agent
+    stands."""
+    first, second = _PUT_INTO.match(earlier or ""), _PUT_INTO.match(later)
+    if first is None or second is None or first.group(1) != second.group(1) or first.group(2) == second.group(2):
+        return None
+    return first.group(2), second.group(2)
 
 
 def _listed_object(swap: tuple[str, str], steps: list[Step], index: int) -> bool:

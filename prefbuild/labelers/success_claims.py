@@ -68,7 +68,7 @@ _CLAUSE_BREAK = re.compile(r"[,;:]|\bbut\b|\bso\b", re.IGNORECASE)
 
 # "The task is complete.", "I have completed the task.", "Mission accomplished."
 _TASK_CLAIM = re.compile(
-    r"\b(?:task|goal|objective|mission)\s+(?:has\s+(?:now\s+)?been\s+|have\s+been\s+|is\s+(?:now\s+)?|was\s+|'s\s+)?"
+    r"\b(?:task|goal|objective|mission|job)\s+(?:has\s+(?:now\s+)?been\s+|have\s+been\s+|is\s+(?:now\s+)?|was\s+|'s\s+)?"
     r"(?:now\s+)?(?:successfully\s+)?(?:succeeded|completed|complete|done|finished|accomplished|solved|achieved|met)\b"
     r"|\b(?:i|we)\s*(?:(?:have|'ve)\s+)?(?:now\s+)?(?:successfully\s+)?(?:completed|finished|accomplished|solved|achieved)"
     r"\s+(?:all\s+)?(?:the|this|my|our)\s+(?:task|goal|objective|mission|steps)\b"
@@ -93,7 +93,7 @@ _PROCESSED = (
     r"(?:heat|heated|warm|warmed|microwaved|cool|cooled|chill|chilled|refrigerated|clean|cleaned|wash|washed|rinse|"
     r"rinsed|take|taken|took|pick\s+up|picked\s+up|grab|grabbed|found|fetched|carried|brought)"
 )
-_PUT_VERBS = r"(?:put|placed|moved|dropped|set|placing|putting)"
+_PUT_VERBS = r"(?:put|placed|moved|dropped|delivered|set|placing|putting)"
 # "I (have) put ...", "I've heated the egg and placed it ..."
 _AGENT_PUT = re.compile(
     rf"\b(?:i|we)\s*{_ADVERBS}(?:{_PROCESSED}\b[^.!?\n]{{0,60}}?\b(?:and|,)\s+(?:then\s+)?{_ADVERBS})?{_PUT_VERBS}\b"
@@ -108,7 +108,7 @@ _BARE_PUT = re.compile(
 # "Knife cleaned and placed in drawer 1." (a subject and a participle, no verb)
 _ELLIPTIC = re.compile(
     r"^\W*(?:now\W+)?(?P<target>(?:the\s+)?(?:[a-z]+\s+){0,2}?[a-z]+(?:\s+\d+)?)\s+"
-    r"(?:(?:heated|cooled|cleaned|washed|rinsed)\s+and\s+)?(?:placed|put|moved|dropped)\b(?P<rest>[^.!?\n]*)",
+    r"(?:(?:heated|cooled|cleaned|washed|rinsed)\s+and\s+)?(?:placed|put|moved|dropped|delivered)\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
 )
 _AUXILIARY = re.compile(
@@ -140,7 +140,7 @@ _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 # "Now I look at the cd under the desklamp.", "I have turned on the desklamp."
 _LOOK_CLAIM = re.compile(
     rf"\b(?:i|we)\s*{_ADVERBS}(?:{_PROCESSED}\b[^.!?\n]{{0,60}}?\b(?:and|,)\s+(?:then\s+)?{_ADVERBS})?"
-    r"(?P<verb>looked\s+at|look\s+at|am\s+(?:now\s+)?(?:looking\s+at|examining)|examined|"
+    r"(?P<verb>looked\s+at|look\s+at|(?:am|'m)\s+(?:now\s+)?(?:looking\s+at|examining)|examined|"
     r"turned\s+on|switched\s+on|used)\b"
     r"(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
@@ -295,7 +295,9 @@ def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
         return None
     rest = match.group("rest")
     # "The desklamp 1 is on, and I am looking at the cellphone under it": the lamp named before, "it" after
-    lamp_named = "lamp" in _compact(rest) or ("lamp" in sentence.lower() and re.search(r"\bunder\s+it\b", rest))
+    lamp_named = "lamp" in _compact(rest) or (
+        "lamp" in sentence.lower() and re.search(r"\bunder\s+(?:it|the\s+(?:\w+\s+)?light)\b", rest, re.IGNORECASE)
+    )
     if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not lamp_named:
         return None
     verb = match.group("verb").lower()

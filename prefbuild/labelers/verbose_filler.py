@@ -220,7 +220,7 @@ class VerboseFillerLabeler(Labeler):
         "interjections": True,
         "restating_min_words": 15,  # a thought re-listing the last observation is filler from this length on
         "restating_coverage": 0.8,  # share of the observation's content words it repeats
-        "rambling_min_tokens": 40,  # a thought from this length on ...
+        "rambling_min_tokens": 25,  # a thought from this length on ...
         "rambling_hedges": 5,  # ... holding this many guesses ("maybe", "could be", "anywhere") rambles
     }
 
@@ -285,7 +285,7 @@ class VerboseFillerLabeler(Labeler):
         if tokens > budget:
             reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
             confidence = max(confidence, 0.8)
-        elif len(thought) >= 160 and token_count(thought) >= int(self.config["rambling_min_tokens"]):
+        elif len(thought) >= 100 and token_count(thought) >= int(self.config["rambling_min_tokens"]):
             hedges = len(_HEDGE.findall(thought))
             if hedges >= int(self.config["rambling_hedges"]):
                 reasons.append(f"rambling thought: {hedges} guesses ('maybe', 'could be', ...) without a decision")

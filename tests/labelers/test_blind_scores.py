@@ -50,6 +50,7 @@ FLOORS: dict[str, Floors] = {
     # A candle looked for in the sinkbasin: clearly odd to this annotator, a place a blind_test5 reading leaves alone.
     "blind_test16": {"implausible_location": (1.0, 0.94)},
     "blind_test17": {},
+    "blind_test18": {},
 }
 
 

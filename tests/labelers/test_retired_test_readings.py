@@ -911,3 +911,45 @@ def test_a_candidate_looked_up_by_the_second_statement_of_a_block_was_not_looked
     assert looked_up("Kerrin Point", question, seen)
     assert looked_up("Sable Head", question, seen)
     assert not looked_up("Kerrin Point", question, seen[1:])
+
+
+# Readings added when the eighteenth blind test set was scored and retired.
+
+
+def test_more_claim_phrasings_are_claims() -> None:
+    from prefbuild.labelers.household_text import parse_goal
+    from prefbuild.labelers.success_claims import find_claim
+
+    look = parse_goal("examine the alarmclock with the desklamp")
+    assert find_claim("With the desklamp switched on and the alarmclock 2 in my hand, I am examining it under the "
+                      "light now.", look) is not None
+    book = parse_goal("look at book under the desklamp")
+    assert find_claim("The lamp is lit, so I'm looking at the book under the desklamp now.", book) is not None
+    assert find_claim("I'm looking for the book near the desklamp.", book) is None
+    potato = parse_goal("heat some potato and put it in countertop")
+    assert find_claim("Hot potato delivered to countertop 1; that's the job finished.", potato) is not None
+    assert find_claim("Next the potato has to be delivered to countertop 1.", potato) is None
+
+
+def test_puts_of_one_object_into_a_string_of_places_are_a_loop_from_the_second() -> None:
+    turns = [
+        {"action": "go to countertop 1", "feedback": "On the countertop 1, you see a apple 2."},
+        {"action": "take apple 2 from countertop 1", "feedback": "You pick up the apple 2 from the countertop 1."},
+        {"action": "put apple 2 in/on diningtable 1", "feedback": NOTHING},
+        {"action": "put apple 2 in/on shelf 1", "feedback": NOTHING},
+        {"action": "put apple 2 in/on countertop 2", "feedback": NOTHING},
+        {"action": "go to diningtable 1", "feedback": "On the diningtable 1, you see a fork 1."},
+        {"action": "put apple 2 in/on diningtable 1", "feedback": "You put the apple 2 in/on the diningtable 1."},
+    ]
+    trajectory = _trajectory(turns, goal="put some apple on diningtable.", protocol="react")
+    assert _labelled(LoopLabeler(), trajectory) == [3, 4]
+
+
+def test_a_short_thought_going_round_its_guesses_is_filler() -> None:
+    rambling = ("It could be in one of the drawers, or maybe on the dresser, or perhaps somebody threw it in the "
+                "garbage can, or it might be on the bed, honestly it could be anywhere in this bedroom.")
+    turns = [{"thought": rambling, "action": "go to garbagecan 1", "feedback": "On the garbagecan 1, you see nothing."}]
+    assert _labelled(VerboseFillerLabeler(), _trajectory(turns, goal="put a pen in desk.")) == [0]
+    plan = ("The pen could be in a drawer, so I check drawer 1 to drawer 3 in order, then the dresser 1.")
+    turns = [{"thought": plan, "action": "go to drawer 1", "feedback": "The drawer 1 is closed."}]
+    assert _labelled(VerboseFillerLabeler(), _trajectory(turns, goal="put a pen in desk.")) == []
