@@ -61,7 +61,7 @@ _PLAN_BEFORE = re.compile(
 )
 # Words that negate a claim or make it conditional within its own clause ("I could not find it, but now
 # I have put it ..." is a claim; "after heating the egg, I placed it ..." too).
-_CONDITION_BEFORE = re.compile(r"\b(?:not|never|no|after|without|yet)\b|n't\b", re.IGNORECASE)
+_CONDITION_BEFORE = re.compile(r"\b(?:not|never|no|nothing|after|without|yet)\b|n't\b", re.IGNORECASE)
 _PLAN_START = re.compile(r"^\W*(?:and\s+)?(?:then|first|second|finally,\s*i\s+will)\b", re.IGNORECASE)
 _HEDGES_AFTER = re.compile(r"^\W*(?:yet|once|when|after|if|until|unless|next|later|soon)\b", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[,;:]|\bbut\b|\bso\b", re.IGNORECASE)
@@ -98,6 +98,11 @@ _PUT_VERBS = r"(?:put|placed|moved|dropped|delivered|set|placing|putting)"
 _AGENT_PUT = re.compile(
     rf"\b(?:i|we)\s*{_ADVERBS}(?:{_PROCESSED}\b[^.!?\n]{{0,60}}?\b(?:and|,)\s+(?:then\s+)?{_ADVERBS})?{_PUT_VERBS}\b"
     r"(?P<rest>[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# "..., which matches having put both pencils away in the dresser 1."
+_HAVING_PUT = re.compile(
+    r"\bhaving\s+(?:just\s+|now\s+|already\s+|successfully\s+)*(?:put|placed|moved|dropped)\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
 )
 # "Placed the mug in the coffeemachine." (a past participle opening the sentence)
@@ -225,7 +230,7 @@ def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | N
     """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state). Once a
     put was tried (``after_put``), a plain state ("The remotecontrol 1 is in the armchair 1.") says it
     got there."""
-    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC):
+    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC, _HAVING_PUT):
         match = pattern.search(sentence)
         if match is None or _hedged(sentence, match.start()):
             continue
@@ -358,13 +363,14 @@ def _find_claims(text: str, goal: Goal | None, after_put: bool = False) -> tuple
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):
             continue
-        claim = None
         if goal is not None and _names_receptacle(sentence, _named(goal)):
             claim = _lamp_claim(sentence, goal) if goal.kind == "examine" else _goal_claim(sentence, goal, after_put)
-        if claim is None and _TASK_WORDS.search(sentence):
-            claim = _task_claim(sentence)
-        if claim is not None:
-            found.append(claim)
+            if claim is not None:
+                found.append(claim)
+        # "The bread 2 is heated and now placed on the countertop 1, so the task is done.": both claims
+        task = _task_claim(sentence) if _TASK_WORDS.search(sentence) else None
+        if task is not None:
+            found.append(task)
     return tuple(found)
 
 

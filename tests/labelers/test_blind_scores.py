@@ -51,6 +51,8 @@ FLOORS: dict[str, Floors] = {
     "blind_test16": {"implausible_location": (1.0, 0.94)},
     "blind_test17": {},
     "blind_test18": {},
+    # Three things named on the way to a plan, short of re-listing them at length to the labeler.
+    "blind_test19": {"verbose_filler": (1.0, 0.9)},
 }
 
 

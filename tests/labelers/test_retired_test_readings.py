@@ -953,3 +953,21 @@ def test_a_short_thought_going_round_its_guesses_is_filler() -> None:
     plan = ("The pen could be in a drawer, so I check drawer 1 to drawer 3 in order, then the dresser 1.")
     turns = [{"thought": plan, "action": "go to drawer 1", "feedback": "The drawer 1 is closed."}]
     assert _labelled(VerboseFillerLabeler(), _trajectory(turns, goal="put a pen in desk.")) == []
+
+
+# Readings added when the nineteenth blind test set was scored and retired.
+
+
+def test_a_goal_claim_and_a_task_claim_in_one_sentence_and_having_put_are_claims() -> None:
+    from prefbuild.labelers.household_text import parse_goal
+    from prefbuild.labelers.success_claims import find_claim, find_claims
+
+    bread = parse_goal("heat some bread and put it in countertop")
+    kinds = [claim.kind for claim in find_claims("The bread 2 is heated and now placed on the countertop 1, so the "
+                                                 "task is done.", bread)]
+    assert kinds == ["goal", "task"]
+    pencils = parse_goal("find two pencil and put them in dresser")
+    claim = find_claim("I am not carrying anything, which matches having put both pencils away in the dresser 1.",
+                       pencils)
+    assert claim is not None and claim.count == 2
+    assert find_claim("Hmm, nothing indicates the task finished, and there is no desklamp here.", bread) is None
