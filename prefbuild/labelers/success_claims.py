@@ -301,7 +301,8 @@ def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
     rest = match.group("rest")
     # "The desklamp 1 is on, and I am looking at the cellphone under it": the lamp named before, "it" after
     lamp_named = "lamp" in _compact(rest) or (
-        "lamp" in sentence.lower() and re.search(r"\bunder\s+(?:it|the\s+(?:\w+\s+)?light)\b", rest, re.IGNORECASE)
+        "lamp" in sentence.lower()
+        and re.search(r"\bunder\s+(?:it|its\s+light|the\s+(?:\w+\s+)?light)\b", rest, re.IGNORECASE)
     )
     if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not lamp_named:
         return None

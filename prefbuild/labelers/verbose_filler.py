@@ -64,6 +64,8 @@ _CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which
 _HEDGE = re.compile(
     r"\b(?:maybe|could|might|perhaps|possibly|anywhere|somewhere|not sure|hard to say)\b", re.IGNORECASE
 )
+# A sentence that opens with a command to itself ("Take it to the toilet.") plans.
+_ORDER = re.compile(r"(?:^|[.;!]\s+)(?:take|bring|carry|put|go|head|fetch|pick|open|check|grab)\b", re.IGNORECASE)
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
 _STOP_WORDS = frozenset(
     {"you", "the", "and", "see", "yes", "none", "null", "true", "false", "are", "with", "this", "that", "there",
@@ -161,6 +163,8 @@ def narrates(thought: str, shown: str, min_words: int) -> bool:
     """
     if len(thought) < 4 * min_words or len(thought.split()) < min_words or _REASONING.search(thought):
         return False
+    if _ORDER.search(thought):
+        return False  # "... Take it to the toilet.": a plan in the imperative
     named = {f"{name} {number}" for name, number in _NAMED.findall(thought.lower())}
     lowered = shown.lower()
     return len(named) >= 2 and all(name in lowered for name in named)

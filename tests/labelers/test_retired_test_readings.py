@@ -971,3 +971,26 @@ def test_a_goal_claim_and_a_task_claim_in_one_sentence_and_having_put_are_claims
                        pencils)
     assert claim is not None and claim.count == 2
     assert find_claim("Hmm, nothing indicates the task finished, and there is no desklamp here.", bread) is None
+
+
+# Readings added when the twentieth blind test set was scored and retired.
+
+
+def test_under_its_light_claims_a_comma_then_runs_the_first_command_and_an_order_to_oneself_plans() -> None:
+    from prefbuild.labelers.household_text import parse_goal
+    from prefbuild.labelers.invalid_action import InvalidActionLabeler
+    from prefbuild.labelers.success_claims import find_claim
+    from prefbuild.labelers.verbose_filler import narrates
+
+    clock = parse_goal("look at alarmclock under the desklamp")
+    assert find_claim("The desklamp 1 is on now and I am looking at the alarmclock under its light, so the goal is "
+                      "reached.", clock) is not None
+    chained = {"action": "put vase 3 in/on coffeetable 1, then go to sidetable 2",
+               "feedback": "You put the vase 3 in/on the coffeetable 1.",
+               "facts": {"executed_action": "put vase 3 in/on coffeetable 1"}}
+    held = {"action": "take vase 3 from shelf 1", "feedback": "You pick up the vase 3 from the shelf 1."}
+    trajectory = _trajectory([held, chained], goal="put some vase on coffeetable.")
+    assert _labelled(InvalidActionLabeler(), trajectory) == []
+    shown = "On the countertop 1, you see a candle 1, and a soapbottle 3. On the toilet 1, you see a soapbottle 1."
+    assert not narrates("One soapbottle is on the toilet 1; the soapbottle 3 is still here. Take it to the toilet.",
+                        shown, 15)
