@@ -324,15 +324,28 @@ def _next_command(keys: list[str | None], index: int) -> int | None:
 
 def _reacts_to_news(keys: list[str | None], novel: list[bool], since: int, index: int) -> bool:
     """The thought at ``index``, a repeat of the one at ``since``, reacts to something new: the last
-    command before it came after ``since`` and brought news ("not here" after a new place), and the
-    thought does not lead into a replay (its next command is not the one that followed ``since``
-    again, bringing nothing new)."""
+    command before it came after ``since`` and brought news, and the thought does not lead into a
+    replay. A thought about the place just seen ("The pen is not here.") leads into a replay only when
+    its next command is the one that followed ``since`` again; a thought about nothing here ("I need to
+    find a cup.") as soon as its next command is any command run before, bringing nothing new."""
     last = next((earlier for earlier in range(index - 1, since, -1) if _is_command(keys[earlier])), None)
     if last is None or not novel[last]:
         return False
-    after, after_earlier = _next_command(keys, index), _next_command(keys, since)
-    replays = after is not None and after_earlier is not None and keys[after] == keys[after_earlier]
-    return not (replays and not novel[after])
+    after = _next_command(keys, index)
+    if after is None or novel[after]:
+        return True
+    if _ABOUT_HERE.search(keys[index] or "") or _names_place((keys[index] or ""), keys[last] or ""):
+        after_earlier = _next_command(keys, since)
+        return after_earlier is None or keys[after] != keys[after_earlier]
+    return keys[after] not in keys[:index]
+
+
+_ABOUT_HERE = re.compile(r"\b(?:here|this|there|it)\b")
+
+
+def _names_place(thought_key: str, command_key: str) -> bool:
+    """The thought names the place the last command went to or opened."""
+    return any(name in thought_key for name in _ENTITY.findall(command_key))
 
 
 class LoopLabeler(Labeler):

@@ -33,7 +33,7 @@ from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HouseState
-from prefbuild.labelers.household_text import Goal, entity_type, task_goal
+from prefbuild.labelers.household_text import Goal, entity_type, object_locations, task_goal
 from prefbuild.labelers.success_claims import GOAL, LAMP, LAMP_ON, TASK, Claim, find_claims
 from prefbuild.labelers.text import (
     HOUSEHOLD_VERBS,
@@ -141,14 +141,19 @@ class PrematureSuccessLabeler(Labeler):
             return labels
         goal = task_goal(trajectory.task, task_observation(steps[0].observation))
         state = HouseState()
+        shown: dict[str, str] = {}  # goal objects the env listed, and where
         for step in steps:
             state.apply(step.feedback)  # a claim is judged with this turn's own command done
-            label = self._step(trajectory, step, goal, state)
+            if goal is not None and goal.obj in step.feedback:
+                shown.update(object_locations(step.feedback))
+            label = self._step(trajectory, step, goal, state, shown)
             if label is not None:
                 labels.append(label)
         return labels
 
-    def _step(self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState) -> Label | None:
+    def _step(
+        self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState, shown: dict[str, str]
+    ) -> Label | None:
         last = len(trajectory.steps) - 1
         claims = is_completion_claim(step.action)
         claim = self._claim(trajectory, step, goal) if self.config["thought_claims"] else None
@@ -172,7 +177,7 @@ class PrematureSuccessLabeler(Labeler):
                 f"claims completion with action '{short(step.action or '', 60)}' but {why} ({after})",
             )
         if claim is not None:
-            label = self._judge(step, claim, goal, progress, known_unmet, state)
+            label = self._judge(step, claim, goal, progress, known_unmet, state, shown)
             if label is not None:
                 return label
         if (
@@ -215,8 +220,11 @@ class PrematureSuccessLabeler(Labeler):
         progress: GoalProgress | None,
         known_unmet: bool,
         state: HouseState,
+        shown: dict[str, str],
     ) -> Label | None:
         quoted = f"'{short(claim.sentence, 70)}'"
+        if claim.kind == GOAL and goal is not None and _seen_in_place(claim.sentence, goal, shown):
+            return None  # "The pillow 1 is already on the sofa 1.": the env listed it there
         if claim.kind == LAMP_ON:
             if progress is None or progress.lamp_on:
                 return None  # true: a lamp is on (whether the object is looked at is another claim)
@@ -247,6 +255,17 @@ _PROCESSED_WORDS = {
     "cool": re.compile(r"\b(?:cool|cooled|cold|chilled|refrigerated)\b", re.IGNORECASE),
     "clean": re.compile(r"\b(?:clean|cleaned|washed|rinsed)\b", re.IGNORECASE),
 }
+
+
+_INSTANCE = re.compile(r"\b([a-z]+ \d+)\b")
+
+
+def _seen_in_place(sentence: str, goal: Goal, shown: dict[str, str]) -> bool:
+    """The claim names an instance of the goal object that the env listed in a goal receptacle."""
+    return any(
+        entity_type(name) == goal.obj and entity_type(shown.get(name, "")) == goal.receptacle
+        for name in _INSTANCE.findall(sentence.lower())
+    )
 
 
 def _says_processed(sentence: str, goal: Goal) -> bool:

@@ -76,7 +76,7 @@ _TASK_CLAIM = re.compile(
     r"|\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:all\s+)?(?:done|finished)(?:\s+(?:here|now|with\s+(?:the|this|my)\s+task))?"
     r"(?=\W*$)"
     r"|\b(?:successfully\s+completed|mission\s+accomplished|task\s+success(?:ful)?)\b"
-    r"|\b(?:this|that)\s+(?:completes|finishes|accomplishes)\s+the\s+(?:task|goal)\b"
+    r"|\b(?:this|that|which)\s+(?:completes|finishes|accomplishes)\s+the\s+(?:task|goal)\b"
     r"|タスク(?:は|を)?(?:完了|達成|成功)",
     re.IGNORECASE,
 )

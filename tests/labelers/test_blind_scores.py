@@ -36,15 +36,13 @@ FLOORS: dict[str, Floors] = {
     "blind_test7": {},
     "blind_test8": {},
     "blind_test9": {},
-    # Left below 1.00: a re-sweep after an object was moved elsewhere (a loop to this annotator, a state change
-    # to the labeler), and a pillow looked for in drawers (conceivable in the development set).
-    "blind_test10": {"loop": (1.0, 0.97), "implausible_location": (1.0, 0.63)},
+    # A pillow looked for in drawers (conceivable in the development set).
+    "blind_test10": {"implausible_location": (1.0, 0.63)},
     "blind_test11": {},
-    # A long plan thought repeated after new contents were shown, read as a loop (a reaction to the labeler).
-    "blind_test12": {"loop": (1.0, 0.98)},
+    "blind_test12": {},
     # A put of an object a snapped put set down, not phantom to this annotator (phantom to blind_test7's); a
-    # one-slot put lap snapped onto other commands; a long plan thought repeated after new contents.
-    "blind_test13": {"loop": (1.0, 0.98), "phantom_object": (0.92, 1.0)},
+    # one-slot put lap snapped onto other commands.
+    "blind_test13": {"loop": (1.0, 0.99), "phantom_object": (0.92, 1.0)},
     "blind_test14": {},
     "blind_test15": {},
     # A candle looked for in the sinkbasin: clearly odd to this annotator, a place a blind_test5 reading leaves alone.
@@ -54,6 +52,7 @@ FLOORS: dict[str, Floors] = {
     # Three things named on the way to a plan, short of re-listing them at length to the labeler.
     "blind_test19": {"verbose_filler": (1.0, 0.9)},
     "blind_test20": {},
+    "blind_test21": {},
 }
 
 

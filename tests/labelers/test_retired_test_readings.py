@@ -994,3 +994,44 @@ def test_under_its_light_claims_a_comma_then_runs_the_first_command_and_an_order
     shown = "On the countertop 1, you see a candle 1, and a soapbottle 3. On the toilet 1, you see a soapbottle 1."
     assert not narrates("One soapbottle is on the toilet 1; the soapbottle 3 is still here. Take it to the toilet.",
                         shown, 15)
+
+
+# Readings added when the twenty-first blind test set was scored and retired.
+
+
+def test_a_thought_about_nothing_here_repeated_into_a_replay_is_a_loop_and_one_about_here_reacts() -> None:
+    def think(text: str) -> dict[str, Any]:
+        return {"action": f"think: {text}", "thought": text, "feedback": "OK."}
+
+    cabinet = [
+        {"action": "go to cabinet 1", "feedback": "The cabinet 1 is closed."},
+        {"action": "open cabinet 1",
+         "feedback": "You open the cabinet 1. The cabinet 1 is open. In it, you see nothing."},
+    ]
+    second = [
+        {"action": "go to cabinet 2", "feedback": "The cabinet 2 is closed."},
+        {"action": "open cabinet 2",
+         "feedback": "You open the cabinet 2. The cabinet 2 is open. In it, you see nothing."},
+    ]
+    back = {"action": "go to cabinet 1", "feedback": "The cabinet 1 is open. In it, you see nothing."}
+    goal = "heat some cup and put it in cabinet."
+    generic = [think("I need to find a cup."), *cabinet, think("I need to find a cup."), *second,
+               think("I need to find a cup."), back]
+    # 3 follows an empty cabinet into a new place (a reaction); 6 leads into a replay of cabinet 1
+    assert _labelled(LoopLabeler(), _trajectory(generic, goal=goal, protocol="react")) == [6, 7]
+    here = [think("The cup is not here."), *cabinet, think("The cup is not here."), *second,
+            think("The cup is not here."), back]
+    assert 6 not in _labelled(LoopLabeler(), _trajectory(here, goal=goal, protocol="react"))
+
+
+def test_an_object_the_env_listed_in_the_goal_place_is_truly_there_and_which_completes_claims() -> None:
+    from prefbuild.labelers.household_text import parse_goal
+    from prefbuild.labelers.success_claims import find_claim
+
+    sofa = {"action": "go to sofa 1", "feedback": "On the sofa 1, you see a pillow 1, and a remotecontrol 2."}
+    already = {"thought": "The pillow 1 is already on the sofa 1. I only need one more.", "action": "look",
+               "feedback": "You are facing the sofa 1. Next to it, you see nothing."}
+    goal = "find two pillow and put them in sofa."
+    assert _labelled(PrematureSuccessLabeler(), _trajectory([sofa, already], goal=goal)) == []
+    book = parse_goal("look at book under the desklamp")
+    assert find_claim("I am now examining the book 2 under the desklamp, which completes the task.", book)
