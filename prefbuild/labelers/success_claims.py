@@ -121,8 +121,9 @@ _AUXILIARY = re.compile(
 )
 # "<subject> is now in ...", "<subject> has been placed on ...", "<subject> was put in ..."
 _STATE = re.compile(
-    r"\b(?P<verb>is|are|was|were|has\s+been|have\s+been|'s|'re)\s+"
+    r"\b(?P<verb>is|are|was|were|has\s+been|have\s+been|'s|'re|sits|lies|rests|stands)\s+"
     r"(?P<adverbs>(?:(?:now|successfully|finally|already|safely|correctly|properly)\s+)*)"
+    r"(?:(?:sitting|lying|resting|standing)\s+)?"
     r"(?:(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)\s+and\s+(?:now\s+)?)?"
     r"(?P<participle>(?:(?:heated|cooled|cleaned|washed)\s+and\s+)?(?:put|placed|moved|set|dropped|stored)\s+)?"
     r"(?:in/on|inside|into|onto|in|on|at)\b(?P<rest>[^.!?\n]*)",

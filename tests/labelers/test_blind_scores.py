@@ -53,6 +53,7 @@ FLOORS: dict[str, Floors] = {
     "blind_test19": {"verbose_filler": (1.0, 0.9)},
     "blind_test20": {},
     "blind_test21": {},
+    "blind_test22": {},
 }
 
 

@@ -1035,3 +1035,21 @@ def test_an_object_the_env_listed_in_the_goal_place_is_truly_there_and_which_com
     assert _labelled(PrematureSuccessLabeler(), _trajectory([sofa, already], goal=goal)) == []
     book = parse_goal("look at book under the desklamp")
     assert find_claim("I am now examining the book 2 under the desklamp, which completes the task.", book)
+
+
+# Readings added when the twenty-second blind test set was scored and retired.
+
+
+def test_sitting_and_sits_on_are_state_claims_and_a_list_of_years_excuses_no_miscount() -> None:
+    from prefbuild.labelers.household_text import parse_goal
+    from prefbuild.labelers.sql.answers import aggregates
+    from prefbuild.labelers.success_claims import find_claim
+
+    egg = parse_goal("heat some egg and put it in countertop")
+    assert find_claim("The heated egg is sitting on the countertop 1 now.", egg) is not None
+    lettuce = parse_goal("clean some lettuce and put it in diningtable")
+    assert find_claim("Done: the clean lettuce 1 now sits on the diningtable 1.", lettuce) is not None
+    assert find_claim("The lettuce 1 sits on the diningtable 1 where I saw it.", lettuce) is None
+    films = (("Night Train", "2012"), ("The Harbor", "2014"), ("Glass Fields", "2017"), ("Red Orchard", "2019"))
+    assert 5.0 not in aggregates(films) and 4.0 in aggregates(films)
+    assert 4.0 in aggregates((("1974", "x"), ("1978", "y")))  # two years compared: years apart

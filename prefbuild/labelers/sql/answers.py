@@ -252,13 +252,16 @@ def aggregates(rows: Rows) -> list[float]:
 
 def _arithmetic(numbers: Sequence[float]) -> list[float]:
     """Differences, sums, ratios and percentages of two different numbers of a small pool (of two
-    years only the difference)."""
+    years, and only when the pool holds just those two, only the difference)."""
     pool = list(dict.fromkeys(numbers))[:_ARITHMETIC_POOL]
+    # Two years compared side by side are years apart; among three or more years (a list of films by
+    # year) a difference is no answer, and would excuse any small miscount.
+    two_years = sum(1 for number in pool if _years([number])) == 2
     found: list[float] = []
     for a, b in combinations(pool, 2):
         years = _years([a]), _years([b])
         if any(years):
-            if all(years):
+            if all(years) and two_years:
                 found.append(abs(a - b))  # years apart; a year plus a count or a ratio of years is no answer
             continue
         found += [a + b, abs(a - b)]
