@@ -85,6 +85,7 @@ class HouseState:
     # switched on stands; not part of ``key()``.
     at: str | None = None
     lit: dict[str, str | None] = field(default_factory=dict)
+    track_location: bool = False  # read ``at`` from arrivals too (costs a regex per reply; look goals need it)
     _key: frozenset[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -100,9 +101,10 @@ class HouseState:
     def apply(self, feedback: str) -> bool:
         """Update from one env reply; returns whether it changed anything."""
         found = effects(feedback) if len(feedback) <= 512 else effects.__wrapped__(feedback)
-        arrived = _AT.search(feedback.lower()) if "the " in feedback[:40].lower() else None
-        if arrived:
-            self.at = next(name for name in arrived.groups() if name)
+        if self.track_location:
+            arrived = _AT.search(feedback.lower())
+            if arrived:
+                self.at = next(name for name in arrived.groups() if name)
         if not found:
             return False
         before = self.key()

@@ -408,7 +408,8 @@ class LoopLabeler(Labeler):
         moves: list[Moves] = []
         for step in steps:
             states.append(_progress(state))
-            moves.append(_moves(state))
+            # the moves change only with the state: reuse the last snapshot while the key is the same
+            moves.append(moves[-1] if moves and states[-1] is states[-2] else _moves(state))
             state.apply(step.feedback)
             keys = info_keys(step.feedback, state)
             reached = state.key()  # switching the lamp on is news, though it changes nothing elsewhere

@@ -140,19 +140,19 @@ class PrematureSuccessLabeler(Labeler):
         if not steps:
             return labels
         goal = task_goal(trajectory.task, task_observation(steps[0].observation))
-        state = HouseState()
-        shown: dict[str, str] = {}  # goal objects the env listed, and where
+        state = HouseState(track_location=goal is not None and goal.kind == "examine")
+        shown: list[str] = []  # the replies that name the goal object (read only when a claim is judged)
         for step in steps:
             state.apply(step.feedback)  # a claim is judged with this turn's own command done
             if goal is not None and goal.obj in step.feedback:
-                shown.update(object_locations(step.feedback))
+                shown.append(step.feedback)
             label = self._step(trajectory, step, goal, state, shown)
             if label is not None:
                 labels.append(label)
         return labels
 
     def _step(
-        self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState, shown: dict[str, str]
+        self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState, shown: list[str]
     ) -> Label | None:
         last = len(trajectory.steps) - 1
         claims = is_completion_claim(step.action)
@@ -204,6 +204,10 @@ class PrematureSuccessLabeler(Labeler):
             texts.append(action.split(":", 1)[1])
         elif action and not _COMMAND.match(command):
             texts.append(action)
+        # A plain state claims only after a put was tried, so reading with after_put finds every candidate.
+        texts = [text for text in texts if find_claims(text, goal, after_put=True)]
+        if not texts:
+            return None  # no sentence here could claim anything (the common case: no earlier steps read)
         put_tried = _put_tried(trajectory, step)
         for text in texts:
             for claim in find_claims(text, goal, after_put=put_tried):
@@ -220,7 +224,7 @@ class PrematureSuccessLabeler(Labeler):
         progress: GoalProgress | None,
         known_unmet: bool,
         state: HouseState,
-        shown: dict[str, str],
+        shown: list[str],
     ) -> Label | None:
         quoted = f"'{short(claim.sentence, 70)}'"
         if claim.kind == GOAL and goal is not None and _seen_in_place(claim.sentence, goal, shown):
@@ -260,12 +264,14 @@ _PROCESSED_WORDS = {
 _INSTANCE = re.compile(r"\b([a-z]+ \d+)\b")
 
 
-def _seen_in_place(sentence: str, goal: Goal, shown: dict[str, str]) -> bool:
-    """The claim names an instance of the goal object that the env listed in a goal receptacle."""
-    return any(
-        entity_type(name) == goal.obj and entity_type(shown.get(name, "")) == goal.receptacle
-        for name in _INSTANCE.findall(sentence.lower())
-    )
+def _seen_in_place(sentence: str, goal: Goal, shown: list[str]) -> bool:
+    """The claim names an instance of the goal object that the env's replies ``shown`` last listed in a goal
+    receptacle."""
+    named = {name for name in _INSTANCE.findall(sentence.lower()) if entity_type(name) == goal.obj}
+    if not named:
+        return False
+    where = {item: place for reply in shown for item, place in object_locations(reply)}
+    return any(entity_type(where.get(name, "")) == goal.receptacle for name in named)
 
 
 def _says_processed(sentence: str, goal: Goal) -> bool:
