@@ -38,7 +38,8 @@ BLIND_SETS = (
     "blind_dev", "blind_test", "blind_test2", "blind_test3", "blind_test4", "blind_test5", "blind_test6", "blind_test7",
     "blind_test8", "blind_test9", "blind_test10", "blind_test11", "blind_test12",
     "blind_test13", "blind_test14", "blind_test15", "blind_test16", "blind_test17",
-    "blind_test18", "blind_test19", "blind_test20", "blind_test21", "blind_test22",
+    "blind_test18", "blind_test19", "blind_test20", "blind_test21", "blind_test22", "blind_test23",
+    "blind_test24",
 )
 
 

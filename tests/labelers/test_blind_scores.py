@@ -4,7 +4,8 @@ The blind sets were written from the specification by annotators who never read 
 code nor saw its output (``tests/labelers/blind_sets.md``). Each test set was held out, scored
 once in aggregate (the figures that count as evidence, recorded in blind_sets.md and the
 README), and only then retired into development data: its misses were read and the labelers
-corrected. No held-out set is left; the next one has to be written fresh.
+corrected (``blind_test24``, scored last, not yet). No held-out set is left; the next one has to be
+written fresh.
 
 Here every set is held at what the labelers score on it now. Where a set still misses, the
 label is one where the annotators of different sets read the definitions differently (a
@@ -54,6 +55,9 @@ FLOORS: dict[str, Floors] = {
     "blind_test20": {},
     "blind_test21": {},
     "blind_test22": {},
+    "blind_test23": {},
+    # Scored once on the final labelers; its two misses are not read yet.
+    "blind_test24": {"premature_success": (1.0, 0.93), "verbose_filler": (1.0, 0.91)},
 }
 
 
