@@ -98,10 +98,9 @@ class InvalidActionLabeler(Labeler):
         confidence = 0.0
         executed = step.facts.executed_action
         executed_command = canonical_command(executed) if isinstance(executed, str) else None
-        ran_first = bool(executed_command) and written.startswith(executed_command or "") and not written[
-            len(executed_command or "") :
-        ][:1].isalnum()
-        if executed_command and two_commands(written) and ran_first:
+        # the harness ran the first of two commands written on one line ("put ..., then go to ...")
+        tail = written[len(executed_command) :] if executed_command and written.startswith(executed_command) else ""
+        if tail and not tail[0].isalnum() and two_commands(written):
             written = executed_command  # the harness ran the first of two commands: a format violation
         if executed_command and numbers_filled_in(written, executed_command):
             written = executed_command  # only the number of the one fridge filled in: the same command

@@ -340,7 +340,7 @@ def _reacts_to_news(keys: list[str | None], novel: list[bool], since: int, index
     return keys[after] not in keys[:index]
 
 
-_ABOUT_HERE = re.compile(r"\b(?:here|this|there|it)\b")
+_ABOUT_HERE = re.compile(r"\b(?:here|this|there)\b")
 
 
 def _names_place(thought_key: str, command_key: str) -> bool:
@@ -518,10 +518,19 @@ class LoopLabeler(Labeler):
                 before = [i for i in groups[(key, _)] if i < index]
                 same_reply = _same_reply(steps[before[-1]], steps[index])
                 shown = steps[index].thought if what == "thought" else key
+                if states[index] == states[first]:
+                    where = (
+                        f"in the state of step {first} (the same object in hand, the same objects moved or "
+                        "processed as then)"
+                    )
+                else:  # joined as the same walk: things changed elsewhere only
+                    where = (
+                        f"with the same object in hand as at step {before[-1]} and nothing moved to or from "
+                        f"{key[len('go to ') :]} since (only objects elsewhere moved)"
+                    )
                 evidence = (
                     f"{what} '{short(shown or key, 60)}' repeats step(s) {format_steps(before)} with "
-                    f"{'the same reply' if same_reply else 'nothing new seen'}, in the state of step {first} "
-                    "(the same object in hand, the same objects moved or processed as then)"
+                    f"{'the same reply' if same_reply else 'nothing new seen'}, {where}"
                 )
                 found[index] = self.make_label(index, 0.95 if same_reply else 0.9, evidence)
 

@@ -340,6 +340,15 @@ def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False)
     """Every sentence of ``text`` that asserts the task, the goal or its final step done, in order
     ("I put the peppershaker in drawer 1. The task is complete." holds a goal claim and a task claim).
 
+    Args:
+        text: a thought, a ReAct ``think:`` line or a free-text action.
+        goal: the parsed household goal; without it only whole-task claims are found.
+        after_put: a put was tried earlier in the episode; a plain state ("The mug 1 is in the
+            coffeemachine 1.") then claims the put instead of describing where the object was found.
+
+    Returns:
+        The claims, one or two per sentence, in text order.
+
     Example:
         >>> from prefbuild.labelers.household_text import parse_goal
         >>> goal = parse_goal("put a peppershaker in drawer")

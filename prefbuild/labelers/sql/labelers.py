@@ -221,7 +221,7 @@ _CHANGE_CLAIM = re.compile(
 )
 # A failure said anywhere denies the claim; a plain negation only in its own clause ("the title is not there
 # yet, so the record has been inserted" still claims the insert).
-_CHANGE_FAILED = re.compile(r"\b(?:cannot|unable|failed|fails|impossible|error)\b", re.IGNORECASE)
+_CHANGE_FAILED = re.compile(r"\b(?:cannot|unable|failed|fails|impossible)\b", re.IGNORECASE)
 _CHANGE_DENIED = re.compile(r"\b(?:not|never|no\s+(?:row|rows|change|changes))\b|n't\b", re.IGNORECASE)
 _CLAUSES = re.compile(r"[.;,!?\n]+|\b(?:but|so|however|therefore)\b", re.IGNORECASE)
 
