@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prefbuild.collector import fewer_collections
 from prefbuild.errors import PrefbuildError
 from prefbuild.recipe import LoadedRecipe, load_recipe
 from prefbuild.rollout.generate import GenerateResult
@@ -174,8 +175,9 @@ def label(
         raise PrefbuildError(str(error.args[0] if error.args else error)) from None
     counts = LabelCounts()
     files = _existing_record_files(inputs)
-    for group, target in output_plan(files, Path(output)):
-        label_files(group, target, labelers, fmt=fmt, model=model, counts=counts)
+    with fewer_collections():
+        for group, target in output_plan(files, Path(output)):
+            label_files(group, target, labelers, fmt=fmt, model=model, counts=counts)
     return counts
 
 
@@ -204,7 +206,8 @@ def pair(
 
     files = _existing_record_files(trajectory_files)
     loaded = load(recipe) if recipe is not None else None
-    return pair_files(files, Path(output), recipe=loaded, strategies=strategies, **overrides)
+    with fewer_collections():
+        return pair_files(files, Path(output), recipe=loaded, strategies=strategies, **overrides)
 
 
 def export(

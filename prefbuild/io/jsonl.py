@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Literal, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from prefbuild.errors import LocatedError, describe_validation_error
@@ -25,6 +26,9 @@ from prefbuild.records import Pair, Trajectory
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 RecordKind = Literal["trajectory", "pair"]
+
+
+_STRUCT_ENCODER = msgspec.json.Encoder()
 
 
 class RecordError(LocatedError):
@@ -100,24 +104,59 @@ def read_records(
             continue
         except ValidationError:  # handled: located below, with the encoding, JSON and record errors told apart
             pass
-        text = _line_text(path, number, raw, unterminated)
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as error:
-            if unterminated and tolerate_truncated_tail:
-                warnings.warn(
-                    f"{path}:{number}: incomplete last line (interrupted write) skipped",
-                    TruncatedLineWarning,
-                    stacklevel=2,
-                )
-                return
-            raise RecordError(path, number, "", f"not valid JSON ({error.msg} at column {error.colno})") from None
-        if not isinstance(payload, dict):
-            raise RecordError(path, number, "", f"expected a JSON object, got {type(payload).__name__}")
-        try:
-            yield model.model_validate(payload)
-        except ValidationError as error:
-            raise validation_error(path, number, error) from None
+        record = record_of_line(path, number, raw, unterminated, model, tolerate_truncated_tail=tolerate_truncated_tail)
+        if record is None:
+            return
+        yield record
+
+
+def record_of_line(
+    path: str | os.PathLike[str],
+    number: int,
+    raw: bytes,
+    unterminated: bool,
+    model: type[RecordT],
+    *,
+    tolerate_truncated_tail: bool = True,
+) -> RecordT | None:
+    """The record of one JSONL line, validated by ``model`` (None: a cut-off last line, skipped).
+
+    Args:
+        path: the file (named in errors).
+        number: the line number (1-based).
+        raw: the line's bytes.
+        unterminated: the line is the file's last and has no newline.
+        model: the record model.
+        tolerate_truncated_tail: skip (with a ``TruncatedLineWarning``) a cut-off last line.
+
+    Returns:
+        The record, or None for a skipped cut-off last line.
+
+    Raises:
+        RecordError: the line is not UTF-8, not JSON, not an object or not a valid record,
+            located at ``path:number`` and the field at fault.
+
+    Example:
+        >>> # record_of_line("t.jsonl", 3, b'{"id": ...}', False, Trajectory).id
+    """
+    text = _line_text(path, number, raw, unterminated)
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        if unterminated and tolerate_truncated_tail:
+            warnings.warn(
+                f"{path}:{number}: incomplete last line (interrupted write) skipped",
+                TruncatedLineWarning,
+                stacklevel=3,
+            )
+            return None
+        raise RecordError(path, number, "", f"not valid JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(payload, dict):
+        raise RecordError(path, number, "", f"expected a JSON object, got {type(payload).__name__}")
+    try:
+        return model.model_validate(payload)
+    except ValidationError as error:
+        raise validation_error(path, number, error) from None
 
 
 def detect_kind(path: str | os.PathLike[str]) -> RecordKind:
@@ -194,7 +233,7 @@ class JsonlWriter:
         self._handle: IO[bytes] = open(self.path, "ab")  # noqa: SIM115 - closed in close()
 
     @staticmethod
-    def encode(record: BaseModel | dict[str, object]) -> bytes:
+    def encode(record: BaseModel | msgspec.Struct | dict[str, object]) -> bytes:
         """One record as compact UTF-8 JSON without the newline (``model_dump_json``, as bytes).
 
         Example:
@@ -203,9 +242,11 @@ class JsonlWriter:
         """
         if isinstance(record, BaseModel):
             return record.__pydantic_serializer__.to_json(record)
+        if isinstance(record, msgspec.Struct):  # a record read by the fast layer: the same bytes
+            return _STRUCT_ENCODER.encode(record)
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
-    def write(self, record: BaseModel | dict[str, object]) -> None:
+    def write(self, record: BaseModel | msgspec.Struct | dict[str, object]) -> None:
         self._handle.write(self.encode(record) + b"\n")  # one write per record, newline included
         if self._flush:
             self._handle.flush()

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from prefbuild.errors import PrefbuildError, describe_validation_error
+from prefbuild.io.fast_records import read_fast_records
 from prefbuild.io.importers import (
     ExternalLogError,
     agentbench_trajectory,
@@ -49,8 +50,22 @@ def detect_format(record: Any) -> str:
     )
 
 
-def read_trajectories(path: str | Path, fmt: str = "auto", model: str = "unknown") -> Iterator[Trajectory]:
-    """Trajectories of ``path``, streamed; ``LabelInputError`` names ``file:line`` and the field at fault."""
+def read_trajectories(
+    path: str | Path, fmt: str = "auto", model: str = "unknown", *, fast: bool = False
+) -> Iterator[Trajectory]:
+    """Trajectories of ``path``, streamed; ``LabelInputError`` names ``file:line`` and the field at fault.
+
+    Args:
+        path: a prefbuild trajectory file or an external log.
+        fmt: ``auto`` or one of ``FORMATS``.
+        model: the model name recorded on trajectories imported from external logs.
+        fast: read prefbuild trajectory files into the structs of ``io.fast_records`` (the same
+            values, accepted and refused alike, about 3x cheaper; for code that only reads
+            attributes, like the built-in labelers). External logs are always imported as records.
+
+    Returns:
+        An iterator of trajectories.
+    """
     if fmt not in FORMATS:
         raise LabelInputError(f"unknown input format {fmt!r}; known: {', '.join(FORMATS)}")
     path = Path(path)
@@ -61,7 +76,7 @@ def read_trajectories(path: str | Path, fmt: str = "auto", model: str = "unknown
         chosen = _detect(path)
     if chosen == "prefbuild":
         try:
-            yield from read_records(path, Trajectory)
+            yield from (read_fast_records if fast else read_records)(path, Trajectory)
         except RecordError as error:
             raise LabelInputError(str(error)) from error
         return

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from prefbuild import registry
+from prefbuild.io.fast_records import is_struct, replace_record, struct_of
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.format_violation import FormatViolationLabeler
 from prefbuild.labelers.implausible_location import ImplausibleLocationLabeler
@@ -128,7 +129,11 @@ def _applicable(labelers: Iterable[Labeler], trajectory: Trajectory) -> list[Lab
 
 
 def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Trajectory:
-    """A copy of ``trajectory`` whose ``Step.labels`` are exactly what ``labelers`` find now."""
+    """A copy of ``trajectory`` whose ``Step.labels`` are exactly what ``labelers`` find now.
+
+    ``trajectory`` is a record or its struct (``prefbuild.io.fast_records``, as the label stage
+    reads files for the built-in labelers); the copy is of the same kind.
+    """
     by_step: dict[int, list[Label]] = {step.index: [] for step in trajectory.steps}
     seen: set[tuple[str, int, str]] = set()
     for labeler in _applicable(labelers, trajectory):
@@ -146,9 +151,11 @@ def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Tra
             if key not in seen:
                 seen.add(key)
                 by_step[label.step].append(label)
+    if is_struct(trajectory):  # read by the fast record layer: labels become structs too
+        by_step = {index: [struct_of(label) for label in labels] for index, labels in by_step.items()}
     # Steps whose labels do not change are shared with the input (records are not mutated here).
     steps = [
-        step if step.labels == by_step[step.index] else step.model_copy(update={"labels": by_step[step.index]})
+        step if step.labels == by_step[step.index] else replace_record(step, labels=by_step[step.index])
         for step in trajectory.steps
     ]
-    return trajectory.model_copy(update={"steps": steps})
+    return replace_record(trajectory, steps=steps)

@@ -151,9 +151,11 @@ def label_files(
         The counts.
     """
     counts = counts if counts is not None else LabelCounts()
+    # The built-in labelers only read attributes, so they label the cheaper structs; plug-ins get records.
+    fast = all(type(labeler).__module__.startswith("prefbuild.") for labeler in labelers)
     with atomic_writer(output) as writer:
         for path in inputs:
-            for trajectory in read_trajectories(path, fmt=fmt, model=model):
+            for trajectory in read_trajectories(path, fmt=fmt, model=model, fast=fast):
                 labelled = label_trajectory(trajectory, labelers)
                 counts.add(labelled)
                 writer.write(labelled)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prefbuild.collector import fewer_collections
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import JsonlWriter
 from prefbuild.io.rundir import (
@@ -28,7 +29,6 @@ from prefbuild.io.rundir import (
     write_manifest,
 )
 from prefbuild.recipe import LoadedRecipe, Recipe
-from prefbuild.rollout.collector import fewer_collections
 from prefbuild.rollout.episode import EpisodeRunner
 from prefbuild.rollout.plan import Episode, Shard, plan_episodes, planned_count
 from prefbuild.rollout.progress import ProgressDisplay, RolloutStats

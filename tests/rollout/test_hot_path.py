@@ -11,12 +11,12 @@ import weakref
 
 import pytest
 
+from prefbuild.collector import fewer_collections
 from prefbuild.envs import base as env_base
 from prefbuild.envs.base import StepResult
 from prefbuild.recipe import load_recipe_text
 from prefbuild.records import Message
 from prefbuild.rollout import EpisodeRunner, plan_episodes, rollout
-from prefbuild.rollout.collector import fewer_collections
 from prefbuild.teachers.base import Sampling, TeacherRequest
 from prefbuild.teachers.openai_backend import PayloadEncoder, build_payload
 from tests.rollout.toy import CountEnv, ProgrammedTeacher

@@ -1,15 +1,15 @@
-"""Fewer garbage-collector passes while a rollout runs.
+"""Fewer garbage-collector passes while a stage runs (a rollout, labelling, pairing).
 
-A rollout allocates many short-lived objects per step (records, messages, parsed outputs)
+A stage allocates many short-lived objects per step (records, messages, parsed outputs, labels)
 and almost none of them form reference cycles, so reference counting frees them; CPython's
 cyclic collector still runs a pass every 700 net allocations and, every so often, walks
 every live object (imported modules, caches, the recipe). Measured on the household env,
-those passes took 10-15 % of the client's CPU per step. While a rollout runs, the objects
+those passes took 10-15 % of the client's CPU per step, and 10-20 % of labelling. While a stage runs, the objects
 alive at its start are frozen out of the collector's sight (``gc.freeze``), the young
 generation is collected every 20,000 net allocations instead of 700, and the older ones
 every 5 passes of the one below instead of 10, so cyclic garbage that outlived a young pass
 is not kept for millions of allocations (with 50,000 / 10 / 10 the peak memory of a
-10,000-task run grew by 7 MiB). Everything is restored when the rollout ends, and cycles
+10,000-task run grew by 7 MiB). Everything is restored when the stage ends, and cycles
 made meanwhile are still collected.
 """
 
