@@ -8,7 +8,8 @@ The scripted ``simulate`` recipe is played (as in ``bench/scale.py``), labelled 
 then every measurement runs in a fresh process, so caches start cold as in real use:
 
 - label: reading and validating the trajectories alone; reading, validating, serialising
-  and writing them unchanged; the whole stage (``api.label``).
+  and writing them unchanged, as pydantic records and as the structs the stage uses for the
+  built-in labelers (``io/fast_records.py``); the whole stage (``api.label``).
 - pair: reading and validating the labelled file alone; the recipe's strategies with the
   stepwise chosen action taken from the recording (``expert: oracle``, no replay); replaying
   every labelled episode alone (regenerate the task, reset, step to the end); the whole
@@ -34,6 +35,7 @@ import json, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from prefbuild import api
+from prefbuild.io.fast_records import read_fast_records
 from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.io.rundir import trajectory_files
 from prefbuild.records import Trajectory
@@ -62,6 +64,15 @@ def pair_specs(expert):
 started = time.process_time()
 if what == "label_read":
     steps = read(sources)
+elif what == "label_read_fast":
+    steps = sum(len(trajectory.steps) for path in sources for trajectory in read_fast_records(path, Trajectory))
+elif what == "label_read_write_fast":
+    steps = 0
+    with JsonlWriter(scratch / "copy.jsonl", flush=False) as writer:
+        for path in sources:
+            for trajectory in read_fast_records(path, Trajectory):
+                steps += len(trajectory.steps)
+                writer.write(trajectory)
 elif what == "label_read_write":
     steps = 0
     with JsonlWriter(scratch / "copy.jsonl", flush=False) as writer:
@@ -98,8 +109,10 @@ print(json.dumps({{"cpu_s": time.process_time() - started, "steps": steps}}))
 """
 
 LABEL_PARTS = (
-    ("label_read", "read + validate"),
-    ("label_read_write", "read + validate + serialise + write"),
+    ("label_read", "read + validate (pydantic records)"),
+    ("label_read_write", "read + validate + serialise + write (records)"),
+    ("label_read_fast", "read + validate (structs, io/fast_records.py)"),
+    ("label_read_write_fast", "read + validate + serialise + write (structs)"),
     ("label", "label stage (api.label)"),
 )
 PAIR_PARTS = (
