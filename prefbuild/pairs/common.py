@@ -20,7 +20,19 @@ from prefbuild.envs import Protocol, cached_protocol
 from prefbuild.errors import describe_validation_error
 from prefbuild.pairs.base import InvalidPair, PairStrategy
 from prefbuild.pairs.teacher_bridge import TeacherRunner
-from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory, failure_modes
+from prefbuild.records import (
+    FailureMode,
+    Label,
+    Message,
+    Pair,
+    PairSource,
+    Role,
+    Trajectory,
+    assistant_turn,
+    failure_modes,
+    observation_turns,
+    prompt_messages,
+)
 from prefbuild.teachers.base import Sampling
 
 # Labels about the text of a turn, not about the action it performed.
@@ -72,14 +84,24 @@ def message_json(message: Message) -> str:
         '{"content":"hi","role":"user"}'
     """
     if message.tool_calls is None:
-        return _plain_message_json(str(message.role), message.content, message.name, message.tool_call_id)
+        return _plain_message_json(message.role, message.content, message.name, message.tool_call_id)
     return canonical_json(message.model_dump(mode="json", exclude_none=True))
 
 
 @lru_cache(maxsize=4096)
 def _plain_message_json(role: str, content: str, name: str | None, tool_call_id: str | None) -> str:
-    payload = {"role": role, "content": content, "name": name, "tool_call_id": tool_call_id}
-    return canonical_json({key: value for key, value in payload.items() if value is not None})
+    """``canonical_json`` of the message payload, written out: its keys in sorted order, each
+    string encoded by the function ``json.dumps(..., ensure_ascii=False)`` itself uses."""
+    text = '{"content":' + _encode_string(content)
+    if name is not None:
+        text += ',"name":' + _encode_string(name)
+    text += ',"role":' + _encode_string(str(role))
+    if tool_call_id is not None:
+        text += ',"tool_call_id":' + _encode_string(tool_call_id)
+    return text + "}"
+
+
+_encode_string = json.encoder.encode_basestring  # what canonical_json applies to every str (ensure_ascii=False)
 
 
 def content_hash(prompt: Sequence[Message], chosen: Sequence[Message], rejected: Sequence[Message]) -> str:
@@ -104,6 +126,37 @@ def pair_id(
 
 def _pair_id(strategy: str, content: str, source: PairSource) -> str:
     return "pair-" + digest(strategy, content, canonical_json(source.model_dump()))
+
+
+class TrajectoryPrompts:
+    """``prompt_messages`` of several steps of one trajectory, each earlier turn built once.
+
+    The prompts of one episode's pairs repeat its history; here the history turns are made
+    once, in order, and shared by every prompt that shows them: each prompt is the same list
+    of messages (by value) as ``prompt_messages(trajectory, step_index)``.
+
+    Example:
+        >>> # TrajectoryPrompts(trajectory).at(3) == prompt_messages(trajectory, 3)
+    """
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+        self._turns: list[Message] = list(trajectory.messages)
+        self._ends: list[int] = [len(self._turns)]  # _ends[i]: len(_turns) once the turns of steps[:i] are in
+
+    def at(self, step_index: int) -> list[Message]:
+        """The messages the model saw before acting at ``step_index`` (as ``prompt_messages``)."""
+        steps = self.trajectory.steps
+        if not 0 <= step_index < len(steps) or steps[step_index].facts.history_start > step_index:
+            return prompt_messages(self.trajectory, step_index)  # its IndexError, or an empty window
+        turns, ends = self._turns, self._ends
+        while len(ends) <= step_index:
+            step = steps[len(ends) - 1]
+            turns.extend(observation_turns(step, in_history=True))
+            turns.append(assistant_turn(step))
+            ends.append(len(turns))
+        start = steps[step_index].facts.history_start
+        return [*turns[: ends[0]], *turns[ends[start] : ends[step_index]], *observation_turns(steps[step_index])]
 
 
 def assistant(content: str) -> Message:
