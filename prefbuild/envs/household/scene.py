@@ -95,7 +95,7 @@ def listing_key(type_name: str, number: int) -> tuple[str, int]:
 def scene_problems(scene: Scene) -> list[str]:
     """Every rule a scene breaks (empty when valid): unique names, global per-type numbering from 1,
     objects inside existing receptacles that may hold them, receptacle/object type names known."""
-    duplicates, receptacle_rules, receptacle_names, receptacle_numbers = _receptacle_checks(scene.receptacles)
+    duplicates, receptacle_rules, receptacle_names, receptacle_numbers, _ = _receptacle_checks(scene.receptacles)
     problems: list[str] = list(duplicates)
     object_names = [o.name for o in scene.objects]
     if len(set(object_names)) != len(object_names):
@@ -126,7 +126,9 @@ def _plainly_valid(scene: Scene) -> bool:
     receptacle of the scene that may hold it (pickupables), and each type's instances,
     receptacles and objects together, are numbered 1..n.
     """
-    duplicates, receptacle_rules, receptacle_names, receptacle_numbers = _receptacle_checks(scene.receptacles)
+    duplicates, receptacle_rules, receptacle_names, receptacle_numbers, misnumbered = _receptacle_checks(
+        scene.receptacles
+    )
     if duplicates or receptacle_rules:
         return False
     objects = scene.objects
@@ -154,20 +156,20 @@ def _plainly_valid(scene: Scene) -> bool:
             used = [*shared, *used]
         if sorted(used) != list(range(1, len(used) + 1)):
             return False
-    # Receptacle types no object uses: their numbering alone (memoised with the plan's checks).
-    return all(
-        type_name in numbers or sorted(used) == list(range(1, len(used) + 1))
-        for type_name, used in receptacle_numbers.items()
-    )
+    # Receptacle types no object uses: their numbering alone (judged once per plan).
+    return all(type_name in numbers for type_name in misnumbered)
 
 
-_ReceptacleChecks = tuple[tuple[str, ...], tuple[str, ...], dict[str, "Receptacle"], dict[str, tuple[int, ...]]]
+_ReceptacleChecks = tuple[
+    tuple[str, ...], tuple[str, ...], dict[str, "Receptacle"], dict[str, tuple[int, ...]], frozenset[str]
+]
 _RECEPTACLE_CHECKS: dict[int, tuple[tuple[Receptacle, ...], _ReceptacleChecks]] = {}
 
 
 def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks:
     """``scene_problems``'s receptacle half: (duplicate-name problem, other receptacle problems,
-    receptacles by name, instance numbers by type). Every task drawn on one floor plan shares
+    receptacles by name, instance numbers by type, the types whose receptacles alone are not
+    numbered 1..n). Every task drawn on one floor plan shares
     the plan's tuple (``layout``), so it is checked once: memoised on that very tuple (bounded)."""
     hit = _RECEPTACLE_CHECKS.get(id(receptacles))
     if hit is not None and hit[0] is receptacles:
@@ -184,7 +186,8 @@ def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks
         if recep.openable and recep.type not in catalog.OPENABLE_TYPES:
             rules.append(f"{recep.name} cannot be openable")
         numbers.setdefault(recep.type, []).append(recep.number)
-    checks = (duplicates, tuple(rules), by_name, {t: tuple(used) for t, used in numbers.items()})
+    misnumbered = frozenset(t for t, used in numbers.items() if sorted(used) != list(range(1, len(used) + 1)))
+    checks = (duplicates, tuple(rules), by_name, {t: tuple(used) for t, used in numbers.items()}, misnumbered)
     if isinstance(receptacles, tuple):  # a list may change: only tuples are memoised
         if len(_RECEPTACLE_CHECKS) > 1024:
             _RECEPTACLE_CHECKS.clear()
