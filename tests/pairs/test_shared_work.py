@@ -1,7 +1,9 @@
 """Work the pair stage now shares or skips gives exactly what the plain computation gives.
 
 Each shortcut is checked against the computation it replaces: shared prompt history against
-``prompt_messages`` per step, the written-out message JSON against ``canonical_json``, and,
+``prompt_messages`` per step, the written-out message JSON against ``canonical_json``, pairs
+spooled as JSON against the pairs offered (and the pickled fallback where JSON would not
+read back equal), and,
 for the household task generation that every replay repeats, the one-pass scene check against
 ``scene_problems``, the weighted draw over names against ``_pick``, and objects built with
 their names set against the ordinary constructor.
@@ -27,8 +29,10 @@ from prefbuild.envs.household.scene import (
     scene_problems,
 )
 from prefbuild.envs.household.tasks import generate_task
+from prefbuild.io.jsonl import JsonlWriter
 from prefbuild.pairs.common import TrajectoryPrompts, _plain_message_json, canonical_json
-from prefbuild.records import Role, Trajectory, prompt_messages
+from prefbuild.pairs.postprocess import BottomK, _spooled
+from prefbuild.records import Message, Pair, Role, Trajectory, prompt_messages
 from tests.pairs.household import cached
 
 
@@ -139,3 +143,38 @@ def test_one_pass_scene_check_agrees_with_scene_problems():
         Scene("kitchen", 4, plan, (SceneObject("apple", 2, counter.name),))
     with pytest.raises(ValueError, match="duplicate receptacle names"):
         Scene("kitchen", 1, (Receptacle("cabinet", 1, True, 1), Receptacle("cabinet", 1, True, 2)))
+
+
+def _spool_pair(number: int, **fields) -> Pair:
+    defaults = {"reason": "loop", "evidence": "repeated", "scores": {"confidence": number / 7, "zero": -0.0}}
+    return Pair(
+        id=f"pair-{number}", strategy="stepwise",
+        prompt=[Message(role=Role.system, content="Be brief."), Message(role=Role.user, content="Task é 中 🙂\x00")],
+        chosen=[Message(role=Role.assistant, content=f"ACTION: go to desk {number}")],
+        rejected=[Message(role=Role.assistant, content="ACTION: look", name="model")],
+        source={"trajectory_id": f"t{number}", "step": 3, "task_id": "task", "env": "household",
+                "teacher_model": "scripted-expert"},
+        **{**defaults, **fields},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("fields", "as_json"),
+    [
+        ({}, True),
+        ({"scores": None}, True),
+        ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {"x": (1, 2.5)}}}]}, False),
+        ({"scores": {"confidence": float("inf")}}, False),
+        ({"evidence": "half a pair \ud800"}, False),
+    ],
+)
+def test_spooled_pairs_read_back_equal(fields, as_json):
+    pair = _spool_pair(5, **fields)
+    _, spooled_as_json = _spooled(pair)
+    assert spooled_as_json is as_json
+    balancer = BottomK(1, seed=0)
+    assert not balancer.offer("loop", pair, 1)
+    ((arrival, back),) = list(balancer.drain())
+    assert arrival == 1 and back == pair
+    if as_json:
+        assert JsonlWriter.encode(back) == JsonlWriter.encode(pair)

@@ -336,12 +336,16 @@ def place_objects(
     """
     load: dict[str, int] = {}
     weights: dict[str, float] = {}  # receptacle name -> _weight(load), for the loaded ones
-    placed: list[tuple[str, str]] = []  # (type, receptacle name)
+    placed: dict[str, list[str]] = {}  # type -> the receptacle name of each of its objects, in placing order
 
     def put(type_name: str, name: str) -> None:
-        placed.append((type_name, name))
+        receptacle_names = placed.get(type_name)
+        if receptacle_names is None:
+            placed[type_name] = [name]
+        else:
+            receptacle_names.append(name)
         count = load[name] = load.get(name, 0) + 1
-        weights[name] = _weight(count)
+        weights[name] = 1.0 / (1 + count) ** 2  # _weight(count)
 
     if target is not None:
         slots = [
@@ -369,12 +373,11 @@ def place_objects(
         for _ in range(scenery[type_name]):
             put(type_name, _pick_name(names, weights, rng))
 
-    for type_name, share in catalog.ROOM_OBJECTS[room].items():
+    for type_name, share, names in _room_object_slots(receptacles, room):
         if target is not None and type_name == target.object_type:
             continue
         if share < 1.0 and rng.random() >= share:
             continue
-        names = _slot_names(receptacles, type_name, False)
         if not names:
             continue
         for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
@@ -383,15 +386,36 @@ def place_objects(
     return _numbered(placed, rng)
 
 
-def _numbered(placed: Sequence[tuple[str, str]], rng: random.Random) -> list[SceneObject]:
+def _room_object_slots(
+    receptacles: Sequence[Receptacle], room: str
+) -> tuple[tuple[str, float, tuple[str, ...]], ...]:
+    """``(type, share, _slot_names(receptacles, type, False))`` for each of ``room``'s object types,
+    in ``catalog.ROOM_OBJECTS`` order; memoised per floor-plan tuple like ``_slot_table``."""
+    key = (id(receptacles), room)
+    hit = _ROOM_SLOTS.get(key)
+    if hit is not None and hit[0] is receptacles:
+        return hit[1]
+    table = tuple(
+        (type_name, share, _slot_names(receptacles, type_name, False))
+        for type_name, share in catalog.ROOM_OBJECTS[room].items()
+    )
+    if isinstance(receptacles, tuple):
+        if len(_ROOM_SLOTS) > 4096:
+            _ROOM_SLOTS.clear()
+        _ROOM_SLOTS[key] = (receptacles, table)
+    return table
+
+
+_ROOM_SLOTS: dict[tuple[int, str], tuple[Sequence[Receptacle], tuple[tuple[str, float, tuple[str, ...]], ...]]] = {}
+
+
+def _numbered(by_type: Mapping[str, list[str]], rng: random.Random) -> list[SceneObject]:
     """Number instances per type 1..n in a random order (real games number by internal id).
 
-    Returned in listing order (type ascending, number descending): types are visited in
-    order and each type's instances are sorted by number, so no global sort is needed.
+    ``by_type``: each type's receptacle names, one per object, in placing order. Returned in
+    listing order (type ascending, number descending): types are visited in order and each
+    type's instances are sorted by number, so no global sort is needed.
     """
-    by_type: dict[str, list[str]] = {}
-    for type_name, recep in placed:
-        by_type.setdefault(type_name, []).append(recep)
     objects: list[SceneObject] = []
     for type_name in sorted(by_type):
         receps = by_type[type_name]
