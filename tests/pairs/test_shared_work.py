@@ -30,7 +30,7 @@ from prefbuild.envs.household.scene import (
 )
 from prefbuild.envs.household.tasks import generate_task
 from prefbuild.io.jsonl import JsonlWriter
-from prefbuild.pairs.common import TrajectoryPrompts, _plain_message_json, canonical_json
+from prefbuild.pairs.common import TrajectoryPrompts, _plain_message_json, canonical_json, turns_json
 from prefbuild.pairs.postprocess import BottomK, _spooled
 from prefbuild.records import Message, Pair, Role, Trajectory, prompt_messages
 from tests.pairs.household import cached
@@ -51,7 +51,10 @@ def test_shared_prompts_equal_prompt_messages_in_any_order(episodes):
         for order in (list(steps), list(reversed(steps)), [i for i in steps if i % 2] + list(steps)):
             prompts = TrajectoryPrompts(trajectory)
             for index in order:
-                assert _dumped(prompts.at(index)) == _dumped(prompt_messages(trajectory, index))
+                expected = prompt_messages(trajectory, index)
+                assert _dumped(prompts.at(index)) == _dumped(expected)
+                messages, joined = prompts.with_json(index)
+                assert _dumped(messages) == _dumped(expected) and joined == turns_json(expected)
 
 
 def test_shared_prompts_follow_a_truncated_history_window(episodes):
@@ -63,7 +66,9 @@ def test_shared_prompts_follow_a_truncated_history_window(episodes):
     windowed = trajectory.model_copy(update={"steps": steps})
     prompts = TrajectoryPrompts(windowed)
     for index in range(len(steps)):
-        assert _dumped(prompts.at(index)) == _dumped(prompt_messages(windowed, index))
+        expected = prompt_messages(windowed, index)
+        messages, joined = prompts.with_json(index)
+        assert _dumped(messages) == _dumped(expected) and joined == turns_json(expected)
     with pytest.raises(IndexError):
         prompts.at(len(steps))
 

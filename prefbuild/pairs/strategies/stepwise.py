@@ -198,10 +198,10 @@ class StepwiseStrategy(TeacherWriting):
         for item, chosen in zip(bad, self.chosen_turns(trajectory, bad), strict=True):
             if chosen is None:
                 continue
-            prompt = prompts.at(item.step.index)
+            prompt, prompt_json = prompts.with_json(item.step.index)
             rejected = assistant_turn(item.step)
             yield from self.emit(
-                lambda item=item, chosen=chosen, prompt=prompt, rejected=rejected: make_pair(
+                lambda item=item, chosen=chosen, prompt=prompt, prompt_json=prompt_json, rejected=rejected: make_pair(
                     self.name,
                     prompt=prompt,
                     chosen=[assistant(chosen)],
@@ -211,5 +211,6 @@ class StepwiseStrategy(TeacherWriting):
                     evidence=item.label.evidence,
                     scores={"confidence": item.label.confidence},
                     tools=trajectory.tools,
+                    prompt_json=prompt_json,
                 )
             )

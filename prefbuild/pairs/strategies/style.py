@@ -185,10 +185,11 @@ class StyleStrategy(TeacherWriting):
                 continue
             label = primary_label(label for label in step.labels if label.mode in self.modes)
             assert label is not None
+            prompt, prompt_json = prompts.with_json(step.index)
             yield from self.emit(
-                lambda step=step, chosen=chosen, label=label: make_pair(
+                lambda step=step, chosen=chosen, label=label, prompt=prompt, prompt_json=prompt_json: make_pair(
                     self.name,
-                    prompt=prompts.at(step.index),
+                    prompt=prompt,
                     chosen=[assistant(chosen)],
                     rejected=[assistant_turn(step)],
                     source=source_for(trajectory, step.index),
@@ -196,5 +197,6 @@ class StyleStrategy(TeacherWriting):
                     evidence=label.evidence,
                     scores={"chosen_chars": float(len(chosen)), "rejected_chars": float(len(step.raw_output))},
                     tools=trajectory.tools,
+                    prompt_json=prompt_json,
                 )
             )
