@@ -20,7 +20,19 @@ from prefbuild.envs import Protocol, cached_protocol
 from prefbuild.errors import describe_validation_error
 from prefbuild.pairs.base import InvalidPair, PairStrategy
 from prefbuild.pairs.teacher_bridge import TeacherRunner
-from prefbuild.records import FailureMode, Label, Message, Pair, PairSource, Role, Trajectory, failure_modes
+from prefbuild.records import (
+    FailureMode,
+    Label,
+    Message,
+    Pair,
+    PairSource,
+    Role,
+    Trajectory,
+    assistant_turn,
+    failure_modes,
+    observation_turns,
+    prompt_messages,
+)
 from prefbuild.teachers.base import Sampling
 
 # Labels about the text of a turn, not about the action it performed.
@@ -72,27 +84,47 @@ def message_json(message: Message) -> str:
         '{"content":"hi","role":"user"}'
     """
     if message.tool_calls is None:
-        return _plain_message_json(str(message.role), message.content, message.name, message.tool_call_id)
+        return _plain_message_json(message.role, message.content, message.name, message.tool_call_id)
     return canonical_json(message.model_dump(mode="json", exclude_none=True))
 
 
 @lru_cache(maxsize=4096)
 def _plain_message_json(role: str, content: str, name: str | None, tool_call_id: str | None) -> str:
-    payload = {"role": role, "content": content, "name": name, "tool_call_id": tool_call_id}
-    return canonical_json({key: value for key, value in payload.items() if value is not None})
+    """``canonical_json`` of the message payload, written out: its keys in sorted order, each
+    string encoded by the function ``json.dumps(..., ensure_ascii=False)`` itself uses."""
+    text = '{"content":' + _encode_string(content)
+    if name is not None:
+        text += ',"name":' + _encode_string(name)
+    text += ',"role":' + _encode_string(str(role))
+    if tool_call_id is not None:
+        text += ',"tool_call_id":' + _encode_string(tool_call_id)
+    return text + "}"
 
 
-def content_hash(prompt: Sequence[Message], chosen: Sequence[Message], rejected: Sequence[Message]) -> str:
+_encode_string = json.encoder.encode_basestring  # what canonical_json applies to every str (ensure_ascii=False)
+
+
+def content_hash(
+    prompt: Sequence[Message],
+    chosen: Sequence[Message],
+    rejected: Sequence[Message],
+    *,
+    prompt_json: str | None = None,
+) -> str:
     """Hash of what a trainer sees; two pairs with the same hash are exact duplicates.
 
     It is the digest of ``canonical_json({"prompt": messages_payload(prompt), "chosen": ...,
-    "rejected": ...})``, assembled from the cached JSON of each turn.
+    "rejected": ...})``, assembled from the cached JSON of each turn. ``prompt_json``, when
+    the caller has it, is ``turns_json(prompt)`` (``TrajectoryPrompts.with_json`` gives it).
     """
+    if prompt_json is None:
+        prompt_json = turns_json(prompt)
+    return digest(f'{{"chosen":[{turns_json(chosen)}],"prompt":[{prompt_json}],"rejected":[{turns_json(rejected)}]}}')
 
-    def turns(messages: Sequence[Message]) -> str:
-        return ",".join(map(message_json, messages))
 
-    return digest(f'{{"chosen":[{turns(chosen)}],"prompt":[{turns(prompt)}],"rejected":[{turns(rejected)}]}}')
+def turns_json(messages: Iterable[Message]) -> str:
+    """The ``message_json`` of each message, joined by commas (a JSON array's inside)."""
+    return ",".join(map(message_json, messages))
 
 
 def pair_id(
@@ -104,6 +136,46 @@ def pair_id(
 
 def _pair_id(strategy: str, content: str, source: PairSource) -> str:
     return "pair-" + digest(strategy, content, canonical_json(source.model_dump()))
+
+
+class TrajectoryPrompts:
+    """``prompt_messages`` of several steps of one trajectory, each earlier turn built once.
+
+    The prompts of one episode's pairs repeat its history; here the history turns are made
+    once, in order, and shared by every prompt that shows them: each prompt is the same list
+    of messages (by value) as ``prompt_messages(trajectory, step_index)``.
+
+    Example:
+        >>> # TrajectoryPrompts(trajectory).at(3) == prompt_messages(trajectory, 3)
+    """
+
+    def __init__(self, trajectory: Trajectory) -> None:
+        self.trajectory = trajectory
+        self._turns: list[Message] = list(trajectory.messages)
+        self._jsons: list[str] = [message_json(message) for message in self._turns]  # message_json of each turn
+        self._ends: list[int] = [len(self._turns)]  # _ends[i]: len(_turns) once the turns of steps[:i] are in
+
+    def at(self, step_index: int) -> list[Message]:
+        """The messages the model saw before acting at ``step_index`` (as ``prompt_messages``)."""
+        return self.with_json(step_index)[0]
+
+    def with_json(self, step_index: int) -> tuple[list[Message], str]:
+        """``at(step_index)`` and its ``turns_json`` (``make_pair``'s ``prompt_json``)."""
+        steps = self.trajectory.steps
+        if not 0 <= step_index < len(steps) or steps[step_index].facts.history_start > step_index:
+            messages = prompt_messages(self.trajectory, step_index)  # its IndexError, or an empty window
+            return messages, turns_json(messages)
+        turns, jsons, ends = self._turns, self._jsons, self._ends
+        while len(ends) <= step_index:
+            step = steps[len(ends) - 1]
+            added = [*observation_turns(step, in_history=True), assistant_turn(step)]
+            turns.extend(added)
+            jsons.extend(map(message_json, added))
+            ends.append(len(turns))
+        first, start, end = ends[0], ends[steps[step_index].facts.history_start], ends[step_index]
+        last = observation_turns(steps[step_index])
+        messages = [*turns[:first], *turns[start:end], *last]
+        return messages, ",".join([*jsons[:first], *jsons[start:end], *map(message_json, last)])
 
 
 def assistant(content: str) -> Message:
@@ -133,11 +205,15 @@ def make_pair(
     evidence: str | None = None,
     scores: dict[str, float] | None = None,
     tools: list[dict[str, Any]] | None = None,
+    prompt_json: str | None = None,
 ) -> Pair:
-    """Build and validate one pair; ``InvalidPair`` says in a few words why it cannot exist."""
+    """Build and validate one pair; ``InvalidPair`` says in a few words why it cannot exist.
+
+    ``prompt_json``: ``turns_json(prompt)`` when the caller has it (``TrajectoryPrompts.with_json``).
+    """
     if list(map(message_json, chosen)) == list(map(message_json, rejected)):
         raise InvalidPair("pair: chosen and rejected are identical", f"{source.trajectory_id} step {source.step}")
-    content = content_hash(prompt, chosen, rejected)
+    content = content_hash(prompt, chosen, rejected, prompt_json=prompt_json)
     try:
         pair = Pair(
             id=_pair_id(strategy, content, source),

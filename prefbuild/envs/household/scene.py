@@ -14,7 +14,7 @@ from bisect import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 from prefbuild.envs.household import catalog
 
@@ -45,6 +45,23 @@ class SceneObject:
     def name(self) -> str:
         return f"{self.type} {self.number}"
 
+    @classmethod
+    def _built(cls, type_name: str, number: int, receptacle: str) -> SceneObject:
+        """The object ``SceneObject(type_name, number, receptacle)`` with its ``name`` already set.
+
+        Task generation makes every object of every scene here: filling the instance dict
+        directly skips the frozen dataclass's per-field ``object.__setattr__`` and the later
+        ``cached_property`` look-up (which takes a lock on Python 3.11); the fields, equality,
+        hash and repr are those of the ordinary constructor.
+        """
+        obj = object.__new__(cls)
+        fields = obj.__dict__
+        fields["type"] = type_name
+        fields["number"] = number
+        fields["receptacle"] = receptacle
+        fields["name"] = f"{type_name} {number}"
+        return obj
+
 
 @dataclass(frozen=True)
 class Scene:
@@ -56,6 +73,8 @@ class Scene:
     objects: tuple[SceneObject, ...] = field(default=())
 
     def __post_init__(self) -> None:
+        if _plainly_valid(self):  # exact: True only when ``scene_problems`` finds nothing
+            return
         problems = scene_problems(self)
         if problems:
             raise ValueError(f"invalid scene {self.room}-{self.scene_number}: " + "; ".join(problems))
@@ -76,7 +95,7 @@ def listing_key(type_name: str, number: int) -> tuple[str, int]:
 def scene_problems(scene: Scene) -> list[str]:
     """Every rule a scene breaks (empty when valid): unique names, global per-type numbering from 1,
     objects inside existing receptacles that may hold them, receptacle/object type names known."""
-    duplicates, receptacle_rules, receptacle_names, receptacle_numbers = _receptacle_checks(scene.receptacles)
+    duplicates, receptacle_rules, receptacle_names, receptacle_numbers, _ = _receptacle_checks(scene.receptacles)
     problems: list[str] = list(duplicates)
     object_names = [o.name for o in scene.objects]
     if len(set(object_names)) != len(object_names):
@@ -99,13 +118,58 @@ def scene_problems(scene: Scene) -> list[str]:
     return problems
 
 
-_ReceptacleChecks = tuple[tuple[str, ...], tuple[str, ...], dict[str, "Receptacle"], dict[str, tuple[int, ...]]]
+def _plainly_valid(scene: Scene) -> bool:
+    """Whether ``scene_problems(scene)`` is empty, decided without writing any problem down.
+
+    Each test is one of ``scene_problems``'s rules: the receptacle half is memoised per floor
+    plan, object names are unique, every object type is known, every object lies in a
+    receptacle of the scene that may hold it (pickupables), and each type's instances,
+    receptacles and objects together, are numbered 1..n.
+    """
+    duplicates, receptacle_rules, receptacle_names, receptacle_numbers, misnumbered = _receptacle_checks(
+        scene.receptacles
+    )
+    if duplicates or receptacle_rules:
+        return False
+    objects = scene.objects
+    if len({o.name for o in objects}) != len(objects):
+        return False
+    object_types, pickupable, can_contain = catalog.OBJECT_TYPES, catalog.PICKUPABLE, catalog.CAN_CONTAIN
+    numbers: dict[str, list[int]] = {}
+    for obj in objects:
+        type_name = obj.type
+        holder = receptacle_names.get(obj.receptacle)
+        if (
+            holder is None
+            or type_name not in object_types
+            or (type_name in pickupable and type_name not in can_contain.get(holder.type, ()))
+        ):
+            return False
+        used = numbers.get(type_name)
+        if used is None:
+            numbers[type_name] = [obj.number]
+        else:
+            used.append(obj.number)
+    for type_name, used in numbers.items():
+        shared = receptacle_numbers.get(type_name)
+        if shared is not None:
+            used = [*shared, *used]
+        if sorted(used) != list(range(1, len(used) + 1)):
+            return False
+    # Receptacle types no object uses: their numbering alone (judged once per plan).
+    return all(type_name in numbers for type_name in misnumbered)
+
+
+_ReceptacleChecks = tuple[
+    tuple[str, ...], tuple[str, ...], dict[str, "Receptacle"], dict[str, tuple[int, ...]], frozenset[str]
+]
 _RECEPTACLE_CHECKS: dict[int, tuple[tuple[Receptacle, ...], _ReceptacleChecks]] = {}
 
 
 def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks:
     """``scene_problems``'s receptacle half: (duplicate-name problem, other receptacle problems,
-    receptacles by name, instance numbers by type). Every task drawn on one floor plan shares
+    receptacles by name, instance numbers by type, the types whose receptacles alone are not
+    numbered 1..n). Every task drawn on one floor plan shares
     the plan's tuple (``layout``), so it is checked once: memoised on that very tuple (bounded)."""
     hit = _RECEPTACLE_CHECKS.get(id(receptacles))
     if hit is not None and hit[0] is receptacles:
@@ -122,7 +186,8 @@ def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks
         if recep.openable and recep.type not in catalog.OPENABLE_TYPES:
             rules.append(f"{recep.name} cannot be openable")
         numbers.setdefault(recep.type, []).append(recep.number)
-    checks = (duplicates, tuple(rules), by_name, {t: tuple(used) for t, used in numbers.items()})
+    misnumbered = frozenset(t for t, used in numbers.items() if sorted(used) != list(range(1, len(used) + 1)))
+    checks = (duplicates, tuple(rules), by_name, {t: tuple(used) for t, used in numbers.items()}, misnumbered)
     if isinstance(receptacles, tuple):  # a list may change: only tuples are memoised
         if len(_RECEPTACLE_CHECKS) > 1024:
             _RECEPTACLE_CHECKS.clear()
@@ -135,6 +200,7 @@ def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks
 LAYOUTS_PER_ROOM = 60
 
 
+@lru_cache(maxsize=64)
 def scene_numbers(room: str, unseen: bool) -> tuple[int, ...]:
     """Floor plans of ``room`` for seen (train, valid_seen) or unseen (valid_unseen) splits.
 
@@ -205,28 +271,54 @@ class TargetRule:
 
 def _slots(receptacles: Sequence[Receptacle], object_type: str, scenery: bool) -> list[Receptacle]:
     """Receptacles that may hold ``object_type`` (a fresh list); memoised per floor-plan tuple."""
+    return list(_slot_table(receptacles, object_type, scenery)[0])
+
+
+def _slot_names(receptacles: Sequence[Receptacle], object_type: str, scenery: bool) -> tuple[str, ...]:
+    """The names of ``_slots(receptacles, object_type, scenery)``, in the same order."""
+    return _slot_table(receptacles, object_type, scenery)[1]
+
+
+def _slot_table(
+    receptacles: Sequence[Receptacle], object_type: str, scenery: bool
+) -> tuple[tuple[Receptacle, ...], tuple[str, ...]]:
     key = (id(receptacles), object_type, scenery)
     hit = _SLOTS.get(key)
     if hit is not None and hit[0] is receptacles:
-        return list(hit[1])
+        return hit[1]
     allowed = catalog.receptacles_for(object_type)
     slots = tuple(r for r in receptacles if r.type in allowed and not (scenery and r.openable))
+    table = (slots, tuple(r.name for r in slots))
     if isinstance(receptacles, tuple):
         if len(_SLOTS) > 65536:
             _SLOTS.clear()
-        _SLOTS[key] = (receptacles, slots)
-    return list(slots)
+        _SLOTS[key] = (receptacles, table)
+    return table
 
 
-_SLOTS: dict[tuple[int, str, bool], tuple[Sequence[Receptacle], tuple[Receptacle, ...]]] = {}
+_SLOTS: dict[
+    tuple[int, str, bool], tuple[Sequence[Receptacle], tuple[tuple[Receptacle, ...], tuple[str, ...]]]
+] = {}
+
+
+def _weight(load: int) -> float:
+    """How strongly a receptacle already holding ``load`` objects attracts the next one."""
+    return 1.0 / (1 + load) ** 2
 
 
 def _pick(slots: Sequence[Receptacle], load: Mapping[str, int], rng: random.Random) -> Receptacle:
     # Prefer emptier receptacles so contents stay in ALFRED's 0-6 range. This is
-    # ``rng.choices(slots, weights, k=1)[0]`` written out (same draws, same float sums), as
-    # task generation calls it for every object of every scene.
-    cumulative = list(accumulate([1.0 / (1 + load.get(r.name, 0)) ** 2 for r in slots]))
+    # ``rng.choices(slots, weights, k=1)[0]`` written out (same draws, same float sums).
+    cumulative = list(accumulate([_weight(load.get(r.name, 0)) for r in slots]))
     return slots[bisect(cumulative, rng.random() * (cumulative[-1] + 0.0), 0, len(cumulative) - 1)]
+
+
+def _pick_name(names: Sequence[str], weights: Mapping[str, float], rng: random.Random) -> str:
+    """``_pick`` over receptacle names, with each loaded name's ``_weight`` kept in ``weights``
+    (an unloaded name weighs ``_weight(0) == 1.0``): the same draw, as task generation makes
+    one for every object of every scene."""
+    cumulative = list(accumulate(map(weights.get, names, repeat(1.0))))
+    return names[bisect(cumulative, rng.random() * (cumulative[-1] + 0.0), 0, len(cumulative) - 1)]
 
 
 def place_objects(
@@ -243,11 +335,17 @@ def place_objects(
     placed in these receptacles (the caller then tries another layout).
     """
     load: dict[str, int] = {}
-    placed: list[tuple[str, str]] = []  # (type, receptacle name)
+    weights: dict[str, float] = {}  # receptacle name -> _weight(load), for the loaded ones
+    placed: dict[str, list[str]] = {}  # type -> the receptacle name of each of its objects, in placing order
 
-    def put(type_name: str, recep: Receptacle) -> None:
-        placed.append((type_name, recep.name))
-        load[recep.name] = load.get(recep.name, 0) + 1
+    def put(type_name: str, name: str) -> None:
+        receptacle_names = placed.get(type_name)
+        if receptacle_names is None:
+            placed[type_name] = [name]
+        else:
+            receptacle_names.append(name)
+        count = load[name] = load.get(name, 0) + 1
+        weights[name] = 1.0 / (1 + count) ** 2  # _weight(count)
 
     if target is not None:
         slots = [
@@ -255,57 +353,77 @@ def place_objects(
         ]
         used: set[str] = set()
         for _ in range(target.count):
-            free = [r for r in slots if not (r.type in target.one_per_instance_types and r.name in used)]
+            free = [r.name for r in slots if not (r.type in target.one_per_instance_types and r.name in used)]
             if not free:
                 raise ValueError(f"no receptacle can hold another {target.object_type}")
-            recep = _pick(free, load, rng)
-            used.add(recep.name)
-            put(target.object_type, recep)
+            name = _pick_name(free, weights, rng)
+            used.add(name)
+            put(target.object_type, name)
 
     scenery = dict(required_scenery or {})
     for type_name, share in catalog.ROOM_SCENERY[room].items():
         if type_name not in scenery and rng.random() < share:
             scenery[type_name] = 1
     for type_name in sorted(scenery):
-        slots = _slots(receptacles, type_name, True)
-        if not slots:
+        names = _slot_names(receptacles, type_name, True)
+        if not names:
             if required_scenery and type_name in required_scenery:
                 raise ValueError(f"no receptacle can hold a {type_name}")
             continue
         for _ in range(scenery[type_name]):
-            put(type_name, _pick(slots, load, rng))
+            put(type_name, _pick_name(names, weights, rng))
 
-    for type_name, share in catalog.ROOM_OBJECTS[room].items():
+    for type_name, share, names in _room_object_slots(receptacles, room):
         if target is not None and type_name == target.object_type:
             continue
         if share < 1.0 and rng.random() >= share:
             continue
-        slots = _slots(receptacles, type_name, False)
-        if not slots:
+        if not names:
             continue
         for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
-            put(type_name, _pick(slots, load, rng))
+            put(type_name, _pick_name(names, weights, rng))
 
     return _numbered(placed, rng)
 
 
-def _numbered(placed: Sequence[tuple[str, str]], rng: random.Random) -> list[SceneObject]:
+def _room_object_slots(
+    receptacles: Sequence[Receptacle], room: str
+) -> tuple[tuple[str, float, tuple[str, ...]], ...]:
+    """``(type, share, _slot_names(receptacles, type, False))`` for each of ``room``'s object types,
+    in ``catalog.ROOM_OBJECTS`` order; memoised per floor-plan tuple like ``_slot_table``."""
+    key = (id(receptacles), room)
+    hit = _ROOM_SLOTS.get(key)
+    if hit is not None and hit[0] is receptacles:
+        return hit[1]
+    table = tuple(
+        (type_name, share, _slot_names(receptacles, type_name, False))
+        for type_name, share in catalog.ROOM_OBJECTS[room].items()
+    )
+    if isinstance(receptacles, tuple):
+        if len(_ROOM_SLOTS) > 4096:
+            _ROOM_SLOTS.clear()
+        _ROOM_SLOTS[key] = (receptacles, table)
+    return table
+
+
+_ROOM_SLOTS: dict[tuple[int, str], tuple[Sequence[Receptacle], tuple[tuple[str, float, tuple[str, ...]], ...]]] = {}
+
+
+def _numbered(by_type: Mapping[str, list[str]], rng: random.Random) -> list[SceneObject]:
     """Number instances per type 1..n in a random order (real games number by internal id).
 
-    Returned in listing order (type ascending, number descending): types are visited in
-    order and each type's instances are sorted by number, so no global sort is needed.
+    ``by_type``: each type's receptacle names, one per object, in placing order. Returned in
+    listing order (type ascending, number descending): types are visited in order and each
+    type's instances are sorted by number, so no global sort is needed.
     """
-    by_type: dict[str, list[str]] = {}
-    for type_name, recep in placed:
-        by_type.setdefault(type_name, []).append(recep)
     objects: list[SceneObject] = []
     for type_name in sorted(by_type):
         receps = by_type[type_name]
         if len(receps) == 1:  # shuffling one number draws nothing
-            objects.append(SceneObject(type_name, 1, receps[0]))
+            objects.append(SceneObject._built(type_name, 1, receps[0]))
             continue
         numbers = list(range(1, len(receps) + 1))
         rng.shuffle(numbers)
         numbered = sorted(zip(numbers, receps, strict=True), reverse=True)  # numbers are unique
-        objects.extend(SceneObject(type_name, n, recep) for n, recep in numbered)
+        objects.extend(SceneObject._built(type_name, n, recep) for n, recep in numbered)
     return objects

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from prefbuild.envs.household import catalog
 from prefbuild.envs.household.scene import Receptacle, Scene, TargetRule, layout, place_objects, scene_numbers
@@ -104,27 +105,45 @@ def generate_task(split: str, seed: int, index: int) -> HouseholdTask:
     for _ in range(_MAX_ATTEMPTS):
         room = rng.choice(spec.rooms)
         number = rng.choice(scene_numbers(room, unseen=split == "valid_unseen"))
-        built = _try_build(spec, room, number, layout(room, number), rng)
+        built = _try_build(spec, room, number, layout(room, number), rng, _present_types(room, number))
         if built is not None:
             scene, goal = built
             return HouseholdTask(scene=scene, goal=goal, split=split, seed=seed, index=index)
     raise RuntimeError(f"could not generate household task {split}/{seed}/{index} ({spec.name})")
 
 
+@lru_cache(maxsize=512)
+def _present_types(room: str, number: int) -> tuple[str, ...]:
+    """The receptacle types of floor plan ``number`` of ``room``, sorted (pure and cached, like ``layout``)."""
+    return tuple(sorted({r.type for r in layout(room, number)}))
+
+
+@lru_cache(maxsize=16)
+def _room_object_types(room: str) -> tuple[str, ...]:
+    """The object types a room may hold, sorted."""
+    return tuple(sorted(catalog.ROOM_OBJECTS[room]))
+
+
 def _try_build(
-    spec: catalog.TaskTypeSpec, room: str, number: int, receptacles: tuple[Receptacle, ...], rng: random.Random
+    spec: catalog.TaskTypeSpec,
+    room: str,
+    number: int,
+    receptacles: tuple[Receptacle, ...],
+    rng: random.Random,
+    present: Sequence[str],
 ) -> tuple[Scene, Goal] | None:
-    present = sorted({r.type for r in receptacles})
+    """A scene and goal of ``spec`` on ``receptacles`` (whose sorted types are ``present``), or None."""
     state_types: frozenset[str] = catalog.PICKUPABLE
     tool: str | None = None
     if spec.state is not None:
         state_types, tool, _ = catalog.STATE_RULES[spec.state]
         if tool not in present:
             return None
+    present_set = set(present)
     candidates = [
         obj
-        for obj in sorted(catalog.ROOM_OBJECTS[room])
-        if obj in state_types and catalog.receptacles_for(obj) & set(present)
+        for obj in _room_object_types(room)
+        if obj in state_types and not catalog.receptacles_for(obj).isdisjoint(present_set)
     ]
     if not candidates:
         return None

@@ -32,6 +32,7 @@ from prefbuild.pairs.chosen_source import SOURCES, chosen_action, default_source
 from prefbuild.pairs.common import (
     STYLE_MODES,
     TeacherWriting,
+    TrajectoryPrompts,
     assistant,
     make_pair,
     mode_names,
@@ -42,7 +43,7 @@ from prefbuild.pairs.common import (
 )
 from prefbuild.pairs.replay import ReplayCursor
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn, prompt_messages
+from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn
 
 CHOSEN_STYLES = ("action", "template", "teacher")
 
@@ -193,13 +194,14 @@ class StepwiseStrategy(TeacherWriting):
         bad = list(self.bad_steps(trajectory))
         if not bad:
             return
+        prompts = TrajectoryPrompts(trajectory)
         for item, chosen in zip(bad, self.chosen_turns(trajectory, bad), strict=True):
             if chosen is None:
                 continue
-            prompt = prompt_messages(trajectory, item.step.index)
+            prompt, prompt_json = prompts.with_json(item.step.index)
             rejected = assistant_turn(item.step)
             yield from self.emit(
-                lambda item=item, chosen=chosen, prompt=prompt, rejected=rejected: make_pair(
+                lambda item=item, chosen=chosen, prompt=prompt, prompt_json=prompt_json, rejected=rejected: make_pair(
                     self.name,
                     prompt=prompt,
                     chosen=[assistant(chosen)],
@@ -209,5 +211,6 @@ class StepwiseStrategy(TeacherWriting):
                     evidence=item.label.evidence,
                     scores={"confidence": item.label.confidence},
                     tools=trajectory.tools,
+                    prompt_json=prompt_json,
                 )
             )

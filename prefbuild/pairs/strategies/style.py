@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from prefbuild.pairs.common import (
     STYLE_MODES,
     TeacherWriting,
+    TrajectoryPrompts,
     assistant,
     make_pair,
     mode_names,
@@ -32,7 +33,7 @@ from prefbuild.pairs.common import (
     trajectory_protocol,
 )
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import Pair, Step, Trajectory, assistant_turn, prompt_messages, structured_calls
+from prefbuild.records import Pair, Step, Trajectory, assistant_turn, structured_calls
 
 REWRITES = ("trim", "teacher")
 
@@ -169,6 +170,7 @@ class StyleStrategy(TeacherWriting):
                 )
                 for step in steps
             ]
+        prompts = TrajectoryPrompts(trajectory)
         for step, chosen in zip(steps, turns, strict=True):
             if chosen is None:
                 continue
@@ -183,10 +185,11 @@ class StyleStrategy(TeacherWriting):
                 continue
             label = primary_label(label for label in step.labels if label.mode in self.modes)
             assert label is not None
+            prompt, prompt_json = prompts.with_json(step.index)
             yield from self.emit(
-                lambda step=step, chosen=chosen, label=label: make_pair(
+                lambda step=step, chosen=chosen, label=label, prompt=prompt, prompt_json=prompt_json: make_pair(
                     self.name,
-                    prompt=prompt_messages(trajectory, step.index),
+                    prompt=prompt,
                     chosen=[assistant(chosen)],
                     rejected=[assistant_turn(step)],
                     source=source_for(trajectory, step.index),
@@ -194,5 +197,6 @@ class StyleStrategy(TeacherWriting):
                     evidence=label.evidence,
                     scores={"chosen_chars": float(len(chosen)), "rejected_chars": float(len(step.raw_output))},
                     tools=trajectory.tools,
+                    prompt_json=prompt_json,
                 )
             )
