@@ -194,21 +194,16 @@ class PrematureSuccessLabeler(Labeler):
             return invented
         if not step.thought and (not action or _BARE_COMMAND.match(action.lstrip("> ").lower())):
             return None  # a bare command claims nothing
-        # A plain state claims only after a put was tried, so reading with after_put finds every candidate.
-        texts = [step.thought] if find_claims(step.thought, goal, after_put=True) else []
+        command = canonical_command(action) or ""
+        texts = [step.thought]
         if action and _is_think(action):
-            said = action.split(":", 1)[1]
-            if find_claims(said, goal, after_put=True):
-                texts.append(said)
-        elif (
-            action
-            and find_claims(action, goal, after_put=True)
-            and not _COMMAND.match(canonical_command(action) or "")  # a command claims nothing
-        ):
-            texts.append(action)  # a free-text action
+            texts.append(action.split(":", 1)[1])
+        elif action and not _COMMAND.match(command):
+            texts.append(action)
+        # A plain state claims only after a put was tried, so reading with after_put finds every candidate.
+        texts = [text for text in texts if find_claims(text, goal, after_put=True)]
         if not texts:
             return None  # no sentence here could claim anything (the common case: no earlier steps read)
-        command = canonical_command(action) or ""
         put_tried = _put_tried(trajectory, step)
         for text in texts:
             for claim in find_claims(text, goal, after_put=put_tried):

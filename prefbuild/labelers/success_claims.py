@@ -131,14 +131,27 @@ _AUXILIARY = re.compile(
     r"\b(?:be|been|being|is|are|was|were|should|will|would|must|can|could|to|need|needs|i|we|you)\b", re.IGNORECASE
 )
 # "<subject> is now in ...", "<subject> has been placed on ...", "<subject> was put in ..."
+_STATE_VERBS = r"is|are|was|were|has\s+been|have\s+been|'s|'re|sits|lies|rests|stands"
+_STATE_ADVERB = r"(?:now|successfully|finally|already|safely|correctly|properly)"
+_POSTURE = r"(?:sitting|lying|resting|standing)"
+_STATE_ADJECTIVE = r"(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)"
+_PROCESSED_PARTICIPLE = r"(?:heated|cooled|cleaned|washed)"
+_PLACED_PARTICIPLE = r"(?:put|placed|moved|set|dropped|stored)"
+_STATE_PREPOSITION = r"(?:in/on|inside|into|onto|in|on|at)"
 _STATE = re.compile(
-    r"\b(?P<verb>is|are|was|were|has\s+been|have\s+been|'s|'re|sits|lies|rests|stands)\s+"
-    r"(?P<adverbs>(?:(?:now|successfully|finally|already|safely|correctly|properly)\s+)*)"
-    r"(?:(?:sitting|lying|resting|standing)\s+)?"
-    r"(?:(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)\s+and\s+(?:now\s+)?)?"
-    r"(?P<participle>(?:(?:heated|cooled|cleaned|washed)\s+and\s+)?(?:put|placed|moved|set|dropped|stored)\s+)?"
-    r"(?:in/on|inside|into|onto|in|on|at)\b(?P<rest>[^.!?\n]*)",
+    rf"\b(?P<verb>{_STATE_VERBS})\s+"
+    rf"(?P<adverbs>(?:{_STATE_ADVERB}\s+)*)"
+    rf"(?:{_POSTURE}\s+)?"
+    rf"(?:{_STATE_ADJECTIVE}\s+and\s+(?:now\s+)?)?"
+    rf"(?P<participle>(?:{_PROCESSED_PARTICIPLE}\s+and\s+)?{_PLACED_PARTICIPLE}\s+)?"
+    rf"{_STATE_PREPOSITION}\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
+)
+# What a _STATE match starts with, in lowered text: its verb, then the first of the optional parts or the
+# preposition (exact pre-test: built from the same parts).
+_STATE_START = re.compile(
+    rf"(?:{_STATE_VERBS})\s+(?:{_STATE_ADVERB}|{_POSTURE}|{_STATE_ADJECTIVE}|{_PROCESSED_PARTICIPLE}|"
+    rf"{_PLACED_PARTICIPLE}|{_STATE_PREPOSITION})"
 )
 _PREPOSITION = re.compile(r"\b(?:in/on|inside|into|onto|in|on|to|at)\b", re.IGNORECASE)
 # "Now I have a clean knife in drawer 1."
@@ -242,9 +255,8 @@ def _task_claim(sentence: str) -> Claim | None:
 
 # Words one of which each pattern needs, searched in the lowered ASCII sentence (exact pre-tests: a
 # sentence without them cannot match). The put patterns need a put verb (``_PUT_VERBS``, or placed,
-# moved, dropped), ``_HAVE_IN`` needs have or got, ``_STATE`` its verb and the space after it.
+# moved, dropped), ``_HAVE_IN`` needs have or got, ``_STATE`` what ``_STATE_START`` finds.
 _PUT_WORD = re.compile(r"put|placed|moved|dropped|delivered|set|placing")
-_STATE_VERB = re.compile(r"(?:is|are|was|were|been|'s|'re|sits|lies|rests|stands)\s")
 # A look claim says the object is under the lamp, or names one of ``_LOOK_CLAIM``'s verbs.
 _LOOK_WORD = re.compile(r"under|look|examin|turned|switched|used")
 
@@ -261,7 +273,7 @@ def _may_claim_goal(text: str, goal: Goal) -> bool:
         _PUT_WORD.search(lowered) is not None
         or "have" in lowered
         or "got" in lowered
-        or _STATE_VERB.search(lowered) is not None
+        or _STATE_START.search(lowered) is not None
     )
 
 
@@ -276,22 +288,25 @@ def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | N
         if not (have_word if pattern is _HAVE_IN else put_word):
             continue  # the pattern needs a word the sentence lacks
         match = pattern.search(sentence)
-        if match is None or _hedged(sentence, match.start()):
+        if match is None:
             continue
+        # the checks below only filter (any order gives the same claim): the cheap target test first
         rest = match.group("rest")
-        if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
-            continue
-        if _negated(rest, goal.receptacle):
-            continue  # "placed in the sinkbasin 1, not the coffeemachine" says where it did not go
         named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
         target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
         if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
             continue
+        if _hedged(sentence, match.start()):
+            continue
+        if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
+            continue
+        if _negated(rest, goal.receptacle):
+            continue  # "placed in the sinkbasin 1, not the coffeemachine" says where it did not go
         if pattern is _ELLIPTIC and (not _PREPOSITION.match(rest.strip()) or _AUXILIARY.search(target)):
             continue  # "Knife placed in drawer 1", not "Knife put aside" nor "The knife should be placed ..."
         return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
-    if lowered is not None and _STATE_VERB.search(lowered) is None:
-        return None  # no state verb: _STATE cannot match
+    if lowered is not None and _STATE_START.search(lowered) is None:
+        return None  # _STATE cannot match
     for match in _STATE.finditer(sentence):
         clause = _CLAUSE_BREAK.split(sentence[: match.start()])[-1]
         if goal.obj not in _compact(clause) and not _PRONOUN.search(clause):
@@ -406,7 +421,7 @@ def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False)
         return ()
     if _has_task_word(text):
         return _find_claims(text, goal, after_put)
-    if goal is None or not _names_receptacle(text, _named(goal)) or not _may_claim_goal(text, goal):
+    if goal is None or not _may_claim_goal(text, goal) or not _names_receptacle(text, _named(goal)):
         return ()  # no sentence can hold a task claim, nor a goal claim (both needs hold per sentence)
     return _find_claims(text, goal, after_put)
 
