@@ -32,6 +32,7 @@ TEXTS = [
     "The next step is to go to fridge 1.",
     "Ok, the apple ıs ın the fridge.",  # dotless i: IGNORECASE reads it, the pre-tests must not skip it
     "The apple İs in the fridge 1.",
+    "The apple iſ in the fridge 1.",  # long s: IGNORECASE reads it as s
 ]
 
 
