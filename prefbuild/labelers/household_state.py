@@ -100,9 +100,13 @@ class HouseState:
 
     def apply(self, feedback: str) -> bool:
         """Update from one env reply; returns whether it changed anything."""
-        found = effects(feedback) if len(feedback) <= 512 else effects.__wrapped__(feedback)
+        lowered = feedback.lower()
+        if _EFFECT.search(lowered) is None:
+            found: tuple[Effect, ...] = ()  # exact: effects() finds what _EFFECT finds (most replies: none)
+        else:
+            found = effects(feedback) if len(feedback) <= 512 else effects.__wrapped__(feedback)
         if self.track_location:
-            arrived = _AT.search(feedback.lower())
+            arrived = _AT.search(lowered)
             if arrived:
                 self.at = next(name for name in arrived.groups() if name)
         if not found:

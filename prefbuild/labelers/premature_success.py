@@ -139,21 +139,16 @@ class PrematureSuccessLabeler(Labeler):
         steps = trajectory.steps
         if not steps:
             return labels
-        goal = task_goal(trajectory.task, task_observation(steps[0].observation))
-        state = HouseState(track_location=goal is not None and goal.kind == "examine")
-        shown: list[str] = []  # the replies that name the goal object (read only when a claim is judged)
+        # task_goal reads the first observation only when task.goal does not parse: skip cutting it out then
+        goal = task_goal(trajectory.task) or task_goal(trajectory.task, task_observation(steps[0].observation))
+        replay = _Replay(steps, goal)
         for step in steps:
-            state.apply(step.feedback)  # a claim is judged with this turn's own command done
-            if goal is not None and goal.obj in step.feedback:
-                shown.append(step.feedback)
-            label = self._step(trajectory, step, goal, state, shown)
+            label = self._step(trajectory, step, goal, replay)
             if label is not None:
                 labels.append(label)
         return labels
 
-    def _step(
-        self, trajectory: Trajectory, step: Step, goal: Goal | None, state: HouseState, shown: list[str]
-    ) -> Label | None:
+    def _step(self, trajectory: Trajectory, step: Step, goal: Goal | None, replay: _Replay) -> Label | None:
         last = len(trajectory.steps) - 1
         claims = is_completion_claim(step.action)
         claim = self._claim(trajectory, step, goal) if self.config["thought_claims"] else None
@@ -162,6 +157,7 @@ class PrematureSuccessLabeler(Labeler):
         if step_won(trajectory, step):
             return None
         known_unmet = goal_known_unmet(trajectory, step)
+        state, shown = replay.through(step.index)  # a claim is judged with this turn's own command done
         progress = goal_progress(state, goal) if goal is not None else None
         unconfirmed = progress is not None and not progress.done
         if claims and (known_unmet or unconfirmed):
@@ -254,6 +250,28 @@ class PrematureSuccessLabeler(Labeler):
         return None
 
 
+class _Replay:
+    """The household state read from the env's replies, and the replies that name the goal object, caught
+    up to a step only when one is judged (most steps claim nothing, and a won last step is not judged)."""
+
+    def __init__(self, steps: list[Step], goal: Goal | None) -> None:
+        self.steps = steps
+        self.obj = goal.obj if goal is not None else None
+        self.state = HouseState(track_location=goal is not None and goal.kind == "examine")
+        self.shown: list[str] = []  # the replies that name the goal object
+        self.read = 0  # the replies of steps[: self.read] are in
+
+    def through(self, index: int) -> tuple[HouseState, list[str]]:
+        """The state and the replies naming the goal object up to and including step ``index``."""
+        while self.read <= index:
+            feedback = self.steps[self.read].feedback
+            self.state.apply(feedback)
+            if self.obj is not None and self.obj in feedback:
+                self.shown.append(feedback)
+            self.read += 1
+        return self.state, self.shown
+
+
 _PROCESSED_WORDS = {
     "heat": re.compile(r"\b(?:hot|heated|warm|warmed|microwaved)\b", re.IGNORECASE),
     "cool": re.compile(r"\b(?:cool|cooled|cold|chilled|refrigerated)\b", re.IGNORECASE),
@@ -297,6 +315,8 @@ def _invented_put(raw_output: str, goal: Goal | None) -> Claim | None:
     was put into a goal receptacle ("go to shelf 1\nYou put the cd 1 in/on the shelf 1.")."""
     if goal is None or goal.kind == "examine" or "\n" not in raw_output:
         return None
+    if raw_output.isascii() and not ("you put" in (lowered := raw_output.lower()) or "you move" in lowered):
+        return None  # exact: _INVENTED_PUT needs "you put" or "you move" (ASCII case folding is lower())
     for line in raw_output.split("\n")[1:]:
         match = _INVENTED_PUT.match(line)
         if match and match.group(1).lower() == goal.obj and match.group(2).lower() == goal.receptacle:

@@ -50,6 +50,17 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _TASK_WORDS = re.compile(
     r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything|タスク", re.IGNORECASE
 )
+# The same words for lowered ASCII text, where IGNORECASE matches exactly what ``str.lower`` gives
+# (a case-sensitive search of the lowered text is several times cheaper than an IGNORECASE one).
+_TASK_WORDS_LOWER = re.compile(r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything")
+
+
+def _has_task_word(text: str) -> bool:
+    """``_TASK_WORDS.search(text)`` finds something (ASCII text is read lowered, the same words)."""
+    if text.isascii():
+        return _TASK_WORDS_LOWER.search(text.lower()) is not None
+    return _TASK_WORDS.search(text) is not None
+
 
 # Words before a claim, anywhere in its sentence, that make it a plan or a condition ("I will put",
 # "next", "once it is in the fridge, the task is done").
@@ -120,14 +131,27 @@ _AUXILIARY = re.compile(
     r"\b(?:be|been|being|is|are|was|were|should|will|would|must|can|could|to|need|needs|i|we|you)\b", re.IGNORECASE
 )
 # "<subject> is now in ...", "<subject> has been placed on ...", "<subject> was put in ..."
+_STATE_VERBS = r"is|are|was|were|has\s+been|have\s+been|'s|'re|sits|lies|rests|stands"
+_STATE_ADVERB = r"(?:now|successfully|finally|already|safely|correctly|properly)"
+_POSTURE = r"(?:sitting|lying|resting|standing)"
+_STATE_ADJECTIVE = r"(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)"
+_PROCESSED_PARTICIPLE = r"(?:heated|cooled|cleaned|washed)"
+_PLACED_PARTICIPLE = r"(?:put|placed|moved|set|dropped|stored)"
+_STATE_PREPOSITION = r"(?:in/on|inside|into|onto|in|on|at)"
 _STATE = re.compile(
-    r"\b(?P<verb>is|are|was|were|has\s+been|have\s+been|'s|'re|sits|lies|rests|stands)\s+"
-    r"(?P<adverbs>(?:(?:now|successfully|finally|already|safely|correctly|properly)\s+)*)"
-    r"(?:(?:sitting|lying|resting|standing)\s+)?"
-    r"(?:(?:hot|heated|warm|cool|cooled|cold|chilled|clean|cleaned|washed)\s+and\s+(?:now\s+)?)?"
-    r"(?P<participle>(?:(?:heated|cooled|cleaned|washed)\s+and\s+)?(?:put|placed|moved|set|dropped|stored)\s+)?"
-    r"(?:in/on|inside|into|onto|in|on|at)\b(?P<rest>[^.!?\n]*)",
+    rf"\b(?P<verb>{_STATE_VERBS})\s+"
+    rf"(?P<adverbs>(?:{_STATE_ADVERB}\s+)*)"
+    rf"(?:{_POSTURE}\s+)?"
+    rf"(?:{_STATE_ADJECTIVE}\s+and\s+(?:now\s+)?)?"
+    rf"(?P<participle>(?:{_PROCESSED_PARTICIPLE}\s+and\s+)?{_PLACED_PARTICIPLE}\s+)?"
+    rf"{_STATE_PREPOSITION}\b(?P<rest>[^.!?\n]*)",
     re.IGNORECASE,
+)
+# What a _STATE match starts with, in lowered text: its verb, then the first of the optional parts or the
+# preposition (exact pre-test: built from the same parts).
+_STATE_START = re.compile(
+    rf"(?:{_STATE_VERBS})\s+(?:{_STATE_ADVERB}|{_POSTURE}|{_STATE_ADJECTIVE}|{_PROCESSED_PARTICIPLE}|"
+    rf"{_PLACED_PARTICIPLE}|{_STATE_PREPOSITION})"
 )
 _PREPOSITION = re.compile(r"\b(?:in/on|inside|into|onto|in|on|to|at)\b", re.IGNORECASE)
 # "Now I have a clean knife in drawer 1."
@@ -183,7 +207,9 @@ def _names_receptacle(text: str, receptacle: str) -> bool:
     if receptacle in lowered or receptacle in lowered.replace(" ", "").replace("/", ""):
         return True
     alias = _ALIAS_PATTERNS.get(receptacle)
-    return alias is not None and alias.search(lowered) is not None
+    if alias is None or not any(name in lowered for name in RECEPTACLE_ALIASES[receptacle]):
+        return False  # exact: the alias pattern matches one of the aliases as it is written
+    return alias.search(lowered) is not None
 
 
 def _negated(text: str, receptacle: str) -> bool:
@@ -227,26 +253,60 @@ def _task_claim(sentence: str) -> Claim | None:
     return None
 
 
+# Words one of which each pattern needs, searched in the lowered ASCII sentence (exact pre-tests: a
+# sentence without them cannot match). The put patterns need a put verb (``_PUT_VERBS``, or placed,
+# moved, dropped), ``_HAVE_IN`` needs have or got, ``_STATE`` what ``_STATE_START`` finds.
+_PUT_WORD = re.compile(r"put|placed|moved|dropped|delivered|set|placing")
+# A look claim says the object is under the lamp, or names one of ``_LOOK_CLAIM``'s verbs.
+_LOOK_WORD = re.compile(r"under|look|examin|turned|switched|used")
+
+
+def _may_claim_goal(text: str, goal: Goal) -> bool:
+    """``text`` holds a word that a goal claim (``_goal_claim``) or a look claim (``_lamp_claim``) of
+    ``goal`` needs; non-ASCII text is always read in full."""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    if goal.kind == "examine":
+        return _LOOK_WORD.search(lowered) is not None
+    return (
+        _PUT_WORD.search(lowered) is not None
+        or "have" in lowered
+        or "got" in lowered
+        or _STATE_START.search(lowered) is not None
+    )
+
+
 def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | None:
     """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state). Once a
     put was tried (``after_put``), a plain state ("The remotecontrol 1 is in the armchair 1.") says it
     got there."""
+    lowered = sentence.lower() if sentence.isascii() else None  # None: no pre-test (see _has_task_word)
+    put_word = lowered is None or _PUT_WORD.search(lowered) is not None
+    have_word = lowered is None or "have" in lowered or "got" in lowered
     for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC, _HAVING_PUT):
+        if not (have_word if pattern is _HAVE_IN else put_word):
+            continue  # the pattern needs a word the sentence lacks
         match = pattern.search(sentence)
-        if match is None or _hedged(sentence, match.start()):
+        if match is None:
             continue
+        # the checks below only filter (any order gives the same claim): the cheap target test first
         rest = match.group("rest")
-        if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
-            continue
-        if _negated(rest, goal.receptacle):
-            continue  # "placed in the sinkbasin 1, not the coffeemachine" says where it did not go
         named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
         target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
         if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
             continue
+        if _hedged(sentence, match.start()):
+            continue
+        if _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest) or not _names_receptacle(rest, goal.receptacle):
+            continue
+        if _negated(rest, goal.receptacle):
+            continue  # "placed in the sinkbasin 1, not the coffeemachine" says where it did not go
         if pattern is _ELLIPTIC and (not _PREPOSITION.match(rest.strip()) or _AUXILIARY.search(target)):
             continue  # "Knife placed in drawer 1", not "Knife put aside" nor "The knife should be placed ..."
         return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
+    if lowered is not None and _STATE_START.search(lowered) is None:
+        return None  # _STATE cannot match
     for match in _STATE.finditer(sentence):
         clause = _CLAUSE_BREAK.split(sentence[: match.start()])[-1]
         if goal.obj not in _compact(clause) and not _PRONOUN.search(clause):
@@ -287,6 +347,8 @@ def _goal_state_named(subject: str, goal: Goal) -> bool:
 
 
 def _lamp_claim(sentence: str, goal: Goal) -> Claim | None:
+    if not _may_claim_goal(sentence, goal):
+        return None
     obj = re.escape(goal.obj)
     under = re.search(
         rf"\b{obj}\b[^.!?\n]*?\b(?:is|are|'s)\s+(?:now\s+)?under\s+the\s+(?:\w+\s+)?\w*lamp\b"
@@ -357,8 +419,10 @@ def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False)
     """
     if not text:
         return ()
-    if not _TASK_WORDS.search(text) and not (goal is not None and _names_receptacle(text, _named(goal))):
-        return ()
+    if _has_task_word(text):
+        return _find_claims(text, goal, after_put)
+    if goal is None or not _may_claim_goal(text, goal) or not _names_receptacle(text, _named(goal)):
+        return ()  # no sentence can hold a task claim, nor a goal claim (both needs hold per sentence)
     return _find_claims(text, goal, after_put)
 
 
@@ -379,7 +443,7 @@ def _find_claims(text: str, goal: Goal | None, after_put: bool = False) -> tuple
             if claim is not None:
                 found.append(claim)
         # "The bread 2 is heated and now placed on the countertop 1, so the task is done.": both claims
-        task = _task_claim(sentence) if _TASK_WORDS.search(sentence) else None
+        task = _task_claim(sentence) if _has_task_word(sentence) else None
         if task is not None:
             found.append(task)
     return tuple(found)
