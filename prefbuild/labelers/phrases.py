@@ -11,9 +11,24 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib.resources import files
+from itertools import pairwise
 from pathlib import Path
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+_WORD_RUN = re.compile(r"\w+")
+# Bytes that are not ASCII ``\w`` become spaces: ``text.encode().translate(...).split()`` of an ASCII
+# text is ``_WORD_RUN.findall(text)`` (as bytes), without the regex engine.
+_NON_WORD_BYTES = bytes(code if code < 128 and (chr(code).isalnum() or chr(code) == "_") else 32 for code in range(256))
+
+
+def ascii_words(text: str) -> list[bytes]:
+    """``re.findall(r"\\w+", text)`` of an ASCII ``text``, as bytes, without the regex engine.
+
+    Example:
+        >>> ascii_words("I'd go to shelf_2, then 3.")
+        [b'I', b'd', b'go', b'to', b'shelf_2', b'then', b'3']
+    """
+    return text.encode().translate(_NON_WORD_BYTES).split()
 
 
 def read_phrase_file(path: str | Path) -> list[str]:
@@ -78,6 +93,31 @@ def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{part})" for part in parts))
 
 
+_WordKeys = tuple[frozenset[bytes], frozenset[tuple[bytes, ...]], frozenset[tuple[bytes, ...]]]
+
+
+@lru_cache(maxsize=32)
+def _word_keys(phrases: tuple[str, ...]) -> _WordKeys | None:
+    """What an ASCII text must hold for one of ``phrases`` to match in it: the words of a one-word
+    phrase, or the first two or three words of a longer one, as whole consecutive words of the text
+    (words as ``\\w+`` finds them): one-word keys, two-word keys, three-word keys.
+
+    A Latin phrase matches from a word start to a word end (its first and last words cannot run on into
+    the text's) and its inner separators match literally, so its words are whole consecutive words of
+    the text. CJK phrases never match an ASCII text. None when some Latin phrase has no word character
+    (no such test then).
+    """
+    keys: tuple[set[tuple[bytes, ...]], ...] = (set(), set(), set())
+    for phrase in {phrase.lower() for phrase in phrases if phrase.strip()}:
+        if _CJK.search(phrase):
+            continue
+        words = [word.encode() for word in _WORD_RUN.findall(phrase)]  # a non-ASCII word matches no ASCII text
+        if not words:
+            return None
+        keys[min(len(words), 3) - 1].add(tuple(words[:3]))
+    return frozenset(key[0] for key in keys[0]), frozenset(keys[1]), frozenset(keys[2])
+
+
 class PhraseMatcher:
     """Finds the phrases of some lists in a text."""
 
@@ -87,12 +127,23 @@ class PhraseMatcher:
             phrases.extend(read_phrase_file(path))
         phrases.extend(extra)
         self._regex = _compile(tuple(phrases))
+        self._keys = _word_keys(tuple(phrases))
 
     def find(self, text: str) -> list[str]:
         """Every phrase occurrence in ``text``, as written there."""
         if self._regex is None or not text:
             return []
         lowered = text.lower()
+        if self._keys is not None and lowered.isascii():
+            # Exact pre-test (see _word_keys): none of the key words in the text's words, no match.
+            words = ascii_words(lowered)
+            singles, pairs, triples = self._keys
+            if (
+                singles.isdisjoint(words)
+                and pairs.isdisjoint(pairwise(words))
+                and triples.isdisjoint(zip(words, words[1:], words[2:], strict=False))
+            ):
+                return []
         if len(lowered) != len(text):  # a few characters change length when lower-cased
             return [match.group(0) for match in self._regex.finditer(lowered)]
         return [text[match.start() : match.end()] for match in self._regex.finditer(lowered)]

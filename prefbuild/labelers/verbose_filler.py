@@ -28,11 +28,12 @@ from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
+from prefbuild.labelers.phrases import PhraseMatcher, ascii_words, bundled_lists
 from prefbuild.labelers.text import normalize_text, short, task_observation, token_count
 from prefbuild.records import FailureMode, Label, Trajectory
 
 _SENTENCES = re.compile(r"[^.!?。！？\n]+")
+_SENTENCE_ENDS = ".!?。！？\n"  # the characters _SENTENCES splits at
 _ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
 _WORDS = re.compile(r"\w+")
 _NGRAM = 8
@@ -126,8 +127,10 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     (three or four content words) is re-listed when the thought holds all of them and is half as
     long again as the observation ("... So the countertop has bread 1, knife 1 and ..."). Naming the
     values of a result of one or two rows, or adding them up ("21 + 17 = 38"), uses them."""
+    if len(thought) < 4 * min_words:
+        return False
     words = len(thought.split())
-    if len(thought) < 4 * min_words or words < min_words:
+    if words < min_words:
         return False
     shown = _content_words(observation)
     if len(shown) < 3:
@@ -174,15 +177,20 @@ def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
     """The most repeated sentence of at least three words (or six CJK characters) and its count."""
     if len(text) < 6 * minimum or (text.isascii() and text.count(" ") < 3 * minimum - 1):
         return None  # too short to hold `minimum` sentences of three words
-    counts: Counter[str] = Counter()
-    for raw in _SENTENCES.findall(text):
-        sentence = normalize_text(raw)
-        if len(sentence.split()) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
-            counts[sentence] += 1
-    if counts:
-        sentence, count = counts.most_common(1)[0]
-        if count >= minimum:
-            return sentence, count
+    # The sentences are the runs between sentence ends: fewer than `minimum - 1` ends, fewer than `minimum`.
+    if sum(text.count(end) for end in _SENTENCE_ENDS) >= minimum - 1:
+        counts: Counter[str] = Counter()
+        for raw in _SENTENCES.findall(text):
+            sentence = normalize_text(raw)
+            if len(sentence.split()) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
+                counts[sentence] += 1
+        if counts:
+            sentence, count = counts.most_common(1)[0]
+            if count >= minimum:
+                return sentence, count
+    # `_NGRAM * minimum` words need twice as many characters less one; ascii_words counts them as _WORDS does.
+    if len(text) < 2 * _NGRAM * minimum - 1 or (text.isascii() and len(ascii_words(text)) < _NGRAM * minimum):
+        return None
     words = _WORDS.findall(text.lower())
     if len(words) >= _NGRAM * minimum:
         grams = Counter(tuple(words[i : i + _NGRAM]) for i in range(0, len(words) - _NGRAM + 1))
@@ -240,36 +248,52 @@ class VerboseFillerLabeler(Labeler):
         self._text_reasons = lru_cache(maxsize=4096)(self._text_reasons_uncached)
 
     def label(self, trajectory: Trajectory) -> list[Label]:
+        config = self.config
         goal = normalize_text(trajectory.task.goal).rstrip(".")
+        check_goal = bool(config["restatement"]) and len(goal) >= 12
         goal_seen = False
-        replies_from = first_command(trajectory)
+        min_words = int(config["restating_min_words"])
+        coverage = float(config["restating_coverage"])
+        ran_command = False  # a step before this one ran a command (see first_command)
+        recent: list[str] = []  # what the env showed after the steps so far, latest first (_last_observations)
+        room: list[str] | None = None
         labels: list[Label] = []
-        for step in trajectory.steps:
+        for step in trajectory.steps:  # steps[i].index == i (a Trajectory invariant)
             thought = step.thought if step.thought is not None else step.raw_output
-            reasons, confidence = self._text_reasons(step.raw_output, thought)
-            goal_here = len(goal) >= 12 and len(thought) >= len(goal) and goal in normalize_text(thought)
-            if self.config["restatement"] and goal_here and goal_seen:
-                reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
-                confidence = max(confidence, 0.7)
-            goal_seen = goal_seen or goal_here
-            opening = opening_interjection(thought) if self.config["interjections"] else None
+            reasons, confidence, opening = self._text_reasons(step.raw_output, thought)
+            # " ".join(text.split()) is what normalize_text's whitespace regex and strip make of text
+            if check_goal and len(thought) >= len(goal) and goal in " ".join(thought.split()).lower():
+                if goal_seen:
+                    reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
+                    confidence = max(confidence, 0.7)
+                goal_seen = True
             if opening:
-                reasons = (*reasons, f"opens with the interjection '{short(opening, 40)}' addressed to the environment")
+                reasons = (*reasons, opening)
                 confidence = max(confidence, 0.8)
-            shown = _last_observations(trajectory, step.index, 2)
-            min_words = int(self.config["restating_min_words"])
-            if shown and restates(thought, shown[0], min_words, float(self.config["restating_coverage"])):
-                reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
-                confidence = max(confidence, 0.8)
-            elif step.index > replies_from and step.thought and narrates(step.thought, " ".join(shown), min_words):
-                reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
-                confidence = max(confidence, 0.75)
+            # restates and narrates both need a thought of 4 * min_words characters at least
+            if len(thought) >= 4 * min_words:
+                if recent:
+                    shown = recent
+                else:  # nothing replied yet: the room of the first observation
+                    if room is None:
+                        room = _last_observations(trajectory, 0, 2)
+                    shown = room
+                if shown and restates(thought, shown[0], min_words, coverage):
+                    reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
+                    confidence = max(confidence, 0.8)
+                elif ran_command and step.thought and narrates(step.thought, " ".join(shown), min_words):
+                    reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
+                    confidence = max(confidence, 0.75)
+            if step.action is not None or not step.thought:
+                recent = [step.feedback, *recent[:1]]
+            ran_command = ran_command or bool(step.action and not step.action.lower().startswith("think"))
             if reasons:
                 labels.append(self.make_label(step, confidence, "; ".join(reasons)))
         return labels
 
-    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float]:
-        """Reasons found in one turn's text alone (everything except restating the task)."""
+    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float, str | None]:
+        """Reasons found in one turn's text alone (everything except restating the task and the
+        observation), and the reason of an opening interjection, which comes after the task's."""
         reasons: list[str] = []
         confidence = 0.0
         strong = self._strong.find(text)
@@ -299,4 +323,8 @@ class VerboseFillerLabeler(Labeler):
             if actions > 1:
                 reasons.append(f"{actions} actions in one turn")
                 confidence = max(confidence, 0.9)
-        return tuple(reasons), confidence
+        opening = opening_interjection(thought) if self.config["interjections"] else None
+        if not opening:
+            return tuple(reasons), confidence, None
+        addressed = f"opens with the interjection '{short(opening, 40)}' addressed to the environment"
+        return tuple(reasons), confidence, addressed
