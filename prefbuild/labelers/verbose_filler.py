@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from operator import itemgetter
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
@@ -117,8 +118,9 @@ def _room(first_observation: str) -> str:
     return room if room.lower().startswith("you are in the middle of a room") else ""
 
 
-def _content_words(text: str) -> set[str]:
-    return {word for word in _CONTENT_WORD.findall(text.lower()) if word not in _STOP_WORDS}
+@lru_cache(maxsize=4096)  # observations and thoughts repeat across steps and episodes
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(word for word in _CONTENT_WORD.findall(text.lower()) if word not in _STOP_WORDS)
 
 
 def restates(thought: str, observation: str, min_words: int, coverage: float) -> bool:
@@ -179,13 +181,15 @@ def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
         return None  # too short to hold `minimum` sentences of three words
     # The sentences are the runs between sentence ends: fewer than `minimum - 1` ends, fewer than `minimum`.
     if sum(text.count(end) for end in _SENTENCE_ENDS) >= minimum - 1:
-        counts: Counter[str] = Counter()
+        counts: dict[str, int] = {}
         for raw in _SENTENCES.findall(text):
-            sentence = normalize_text(raw)
-            if len(sentence.split()) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
-                counts[sentence] += 1
+            words = raw.split()
+            # normalize_text(raw), whose words these are (lower-casing makes no space)
+            sentence = " ".join(words).lower()
+            if len(words) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
+                counts[sentence] = counts.get(sentence, 0) + 1
         if counts:
-            sentence, count = counts.most_common(1)[0]
+            sentence, count = max(counts.items(), key=itemgetter(1))  # the first most common, as most_common(1)
             if count >= minimum:
                 return sentence, count
     # `_NGRAM * minimum` words need twice as many characters less one; ascii_words counts them as _WORDS does.
