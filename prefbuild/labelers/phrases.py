@@ -16,19 +16,18 @@ from pathlib import Path
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 _WORD_RUN = re.compile(r"\w+")
-# Bytes that are not ASCII ``\w`` become spaces: ``text.encode().translate(...).split()`` of an ASCII
-# text is ``_WORD_RUN.findall(text)`` (as bytes), without the regex engine.
+# Bytes that are not ASCII ``\w`` become spaces (see ascii_words).
 _NON_WORD_BYTES = bytes(code if code < 128 and (chr(code).isalnum() or chr(code) == "_") else 32 for code in range(256))
 
 
-def ascii_words(text: str) -> list[bytes]:
-    """``re.findall(r"\\w+", text)`` of an ASCII ``text``, as bytes, without the regex engine.
+def ascii_words(text: str) -> list[str]:
+    """``re.findall(r"\\w+", text)`` of an ASCII ``text``, without the regex engine.
 
     Example:
         >>> ascii_words("I'd go to shelf_2, then 3.")
-        [b'I', b'd', b'go', b'to', b'shelf_2', b'then', b'3']
+        ['I', 'd', 'go', 'to', 'shelf_2', 'then', '3']
     """
-    return text.encode().translate(_NON_WORD_BYTES).split()
+    return text.encode().translate(_NON_WORD_BYTES).decode().split()
 
 
 def read_phrase_file(path: str | Path) -> list[str]:
@@ -93,7 +92,7 @@ def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{part})" for part in parts))
 
 
-_WordKeys = tuple[frozenset[bytes], frozenset[tuple[bytes, ...]], frozenset[tuple[bytes, ...]]]
+_WordKeys = tuple[frozenset[str], frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]
 
 
 @lru_cache(maxsize=32)
@@ -107,11 +106,11 @@ def _word_keys(phrases: tuple[str, ...]) -> _WordKeys | None:
     the text. CJK phrases never match an ASCII text. None when some Latin phrase has no word character
     (no such test then).
     """
-    keys: tuple[set[tuple[bytes, ...]], ...] = (set(), set(), set())
+    keys: tuple[set[tuple[str, ...]], ...] = (set(), set(), set())
     for phrase in {phrase.lower() for phrase in phrases if phrase.strip()}:
         if _CJK.search(phrase):
             continue
-        words = [word.encode() for word in _WORD_RUN.findall(phrase)]  # a non-ASCII word matches no ASCII text
+        words = _WORD_RUN.findall(phrase)
         if not words:
             return None
         keys[min(len(words), 3) - 1].add(tuple(words[:3]))

@@ -34,7 +34,6 @@ from prefbuild.labelers.text import normalize_text, short, task_observation, tok
 from prefbuild.records import FailureMode, Label, Trajectory
 
 _SENTENCES = re.compile(r"[^.!?。！？\n]+")
-_SENTENCE_ENDS = ".!?。！？\n"  # the characters _SENTENCES splits at
 _ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
 _WORDS = re.compile(r"\w+")
 _NGRAM = 8
@@ -66,6 +65,15 @@ _CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which
 _HEDGE = re.compile(
     r"\b(?:maybe|could|might|perhaps|possibly|anywhere|somewhere|not sure|hard to say)\b", re.IGNORECASE
 )
+_HEDGE_WORDS = ("maybe", "could", "might", "perhaps", "possibly", "anywhere", "somewhere", "not sure", "hard to say")
+
+
+def _hedge_bound(text: str) -> int:
+    """At least ``len(_HEDGE.findall(text))`` for an ASCII ``text``: each guess is an occurrence of its words."""
+    lowered = text.lower()
+    return sum(lowered.count(word) for word in _HEDGE_WORDS)
+
+
 # A sentence that opens with a command to itself ("Take it to the toilet.") plans.
 _ORDER = re.compile(r"(?:^|[.;!]\s+)(?:take|bring|carry|put|go|head|fetch|pick|open|check|grab)\b", re.IGNORECASE)
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
@@ -138,6 +146,8 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     if len(shown) < 3:
         return False
     covered = len(shown & _content_words(thought))
+    if covered < (len(shown) if len(shown) < 5 else coverage * len(shown)):
+        return False  # short of what either way to True below needs
     rows = observation.lstrip().startswith("[(")
     if rows and observation.count("(") < 3 and (_CONCLUDES.search(thought) or _COMPUTES.search(thought)):
         return False  # the values of one or two rows quoted on the way to a conclusion ("..., so A is taller")
@@ -180,7 +190,10 @@ def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
     if len(text) < 6 * minimum or (text.isascii() and text.count(" ") < 3 * minimum - 1):
         return None  # too short to hold `minimum` sentences of three words
     # The sentences are the runs between sentence ends: fewer than `minimum - 1` ends, fewer than `minimum`.
-    if sum(text.count(end) for end in _SENTENCE_ENDS) >= minimum - 1:
+    ends = text.count(".") + text.count("!") + text.count("?") + text.count("\n")
+    if not text.isascii():
+        ends += text.count("。") + text.count("！") + text.count("？")
+    if ends >= minimum - 1:
         counts: dict[str, int] = {}
         for raw in _SENTENCES.findall(text):
             words = raw.split()
@@ -192,12 +205,12 @@ def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
             sentence, count = max(counts.items(), key=itemgetter(1))  # the first most common, as most_common(1)
             if count >= minimum:
                 return sentence, count
-    # `_NGRAM * minimum` words need twice as many characters less one; ascii_words counts them as _WORDS does.
-    if len(text) < 2 * _NGRAM * minimum - 1 or (text.isascii() and len(ascii_words(text)) < _NGRAM * minimum):
-        return None
-    words = _WORDS.findall(text.lower())
+    if len(text) < 2 * _NGRAM * minimum - 1:
+        return None  # `_NGRAM * minimum` words need twice as many characters less one
+    lowered = text.lower()
+    words = ascii_words(lowered) if lowered.isascii() else _WORDS.findall(lowered)
     if len(words) >= _NGRAM * minimum:
-        grams = Counter(tuple(words[i : i + _NGRAM]) for i in range(0, len(words) - _NGRAM + 1))
+        grams = Counter(zip(*(words[i:] for i in range(_NGRAM)), strict=False))  # the n-grams in order
         gram, count = grams.most_common(1)[0]
         # Overlapping matches of one n-gram need a period of at least n to be real repeats.
         if count >= minimum * 2 or (count >= minimum and _spread(words, gram) >= minimum):
@@ -317,7 +330,11 @@ class VerboseFillerLabeler(Labeler):
         if tokens > budget:
             reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
             confidence = max(confidence, 0.8)
-        elif len(thought) >= 100 and token_count(thought) >= int(self.config["rambling_min_tokens"]):
+        elif (
+            len(thought) >= 100
+            and (not thought.isascii() or _hedge_bound(thought) >= int(self.config["rambling_hedges"]))
+            and token_count(thought) >= int(self.config["rambling_min_tokens"])
+        ):
             hedges = len(_HEDGE.findall(thought))
             if hedges >= int(self.config["rambling_hedges"]):
                 reasons.append(f"rambling thought: {hedges} guesses ('maybe', 'could be', ...) without a decision")
