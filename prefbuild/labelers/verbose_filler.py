@@ -68,6 +68,11 @@ _HEDGE = re.compile(
 _HEDGE_WORDS = ("maybe", "could", "might", "perhaps", "possibly", "anywhere", "somewhere", "not sure", "hard to say")
 
 
+def _token_count(text: str) -> int:
+    """token_count: an ASCII text has no CJK character, and its words are what split() finds."""
+    return len(text.split()) if text.isascii() else token_count(text)
+
+
 def _hedge_bound(text: str) -> int:
     """At least ``len(_HEDGE.findall(text))`` for an ASCII ``text``: each guess is an occurrence of its words."""
     lowered = text.lower()
@@ -326,14 +331,14 @@ class VerboseFillerLabeler(Labeler):
             reasons.append(f"degenerate repetition: '{short(repeated[0], 60)}' {repeated[1]} times in one thought")
             confidence = max(confidence, 0.95)
         budget = int(self.config["max_thought_tokens"])
-        tokens = token_count(thought) if len(thought) > budget else 0  # a token is at least one character
+        tokens = _token_count(thought) if len(thought) > budget else 0  # a token is at least one character
         if tokens > budget:
             reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
             confidence = max(confidence, 0.8)
         elif (
             len(thought) >= 100
             and (not thought.isascii() or _hedge_bound(thought) >= int(self.config["rambling_hedges"]))
-            and token_count(thought) >= int(self.config["rambling_min_tokens"])
+            and _token_count(thought) >= int(self.config["rambling_min_tokens"])
         ):
             hedges = len(_HEDGE.findall(thought))
             if hedges >= int(self.config["rambling_hedges"]):
