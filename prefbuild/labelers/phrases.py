@@ -92,29 +92,35 @@ def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{part})" for part in parts))
 
 
-_WordKeys = tuple[frozenset[str], frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]
-
-
 @lru_cache(maxsize=32)
-def _word_keys(phrases: tuple[str, ...]) -> _WordKeys | None:
-    """What an ASCII text must hold for one of ``phrases`` to match in it: the words of a one-word
-    phrase, or the first two or three words of a longer one, as whole consecutive words of the text
-    (words as ``\\w+`` finds them): one-word keys, two-word keys, three-word keys.
+def _word_keys(phrases: tuple[str, ...]) -> tuple[frozenset[str], frozenset[tuple[str, str]]] | None:
+    """What an ASCII text must hold for one of ``phrases`` to match in it: the word of a one-word phrase,
+    or two neighbouring words of a longer one (the pair of longest words, a guess at the rarest),
+    as whole consecutive words of the text (words as ``\\w+`` finds them): one-word keys, two-word keys.
 
     A Latin phrase matches from a word start to a word end (its first and last words cannot run on into
     the text's) and its inner separators match literally, so its words are whole consecutive words of
     the text. CJK phrases never match an ASCII text. None when some Latin phrase has no word character
     (no such test then).
     """
-    keys: tuple[set[tuple[str, ...]], ...] = (set(), set(), set())
+    singles: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
     for phrase in {phrase.lower() for phrase in phrases if phrase.strip()}:
         if _CJK.search(phrase):
             continue
         words = _WORD_RUN.findall(phrase)
         if not words:
             return None
-        keys[min(len(words), 3) - 1].add(tuple(words[:3]))
-    return frozenset(key[0] for key in keys[0]), frozenset(keys[1]), frozenset(keys[2])
+        if len(words) == 1:
+            singles.add(words[0])
+        else:
+            pairs.add(max(pairwise(words), key=lambda pair: (min(map(len, pair)), len(pair[0]) + len(pair[1]))))
+    return frozenset(singles), frozenset(pairs)
+
+
+@lru_cache(maxsize=4)  # the filler and the politeness lists read the same text one after the other
+def _words_of(lowered: str) -> tuple[str, ...]:
+    return tuple(ascii_words(lowered))
 
 
 class PhraseMatcher:
@@ -135,13 +141,9 @@ class PhraseMatcher:
         lowered = text.lower()
         if self._keys is not None and lowered.isascii():
             # Exact pre-test (see _word_keys): none of the key words in the text's words, no match.
-            words = ascii_words(lowered)
-            singles, pairs, triples = self._keys
-            if (
-                singles.isdisjoint(words)
-                and pairs.isdisjoint(pairwise(words))
-                and triples.isdisjoint(zip(words, words[1:], words[2:], strict=False))
-            ):
+            words = _words_of(lowered)
+            singles, pairs = self._keys
+            if singles.isdisjoint(words) and pairs.isdisjoint(pairwise(words)):
                 return []
         if len(lowered) != len(text):  # a few characters change length when lower-cased
             return [match.group(0) for match in self._regex.finditer(lowered)]
