@@ -52,7 +52,7 @@ def two_commands(action: str | None) -> bool:
         >>> two_commands("go to drawer 1 and open it"), two_commands("take apple 1 from countertop 1")
         (True, False)
     """
-    if not action or not any(joint in action for joint in (" and ", ",", ";", "&&")):
+    if not action or not (" and " in action or "," in action or ";" in action or "&&" in action):
         return False
     return bool(_TWO_COMMANDS.match(action.strip()))
 
@@ -126,7 +126,14 @@ class FormatViolationLabeler(Labeler):
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
+        # A turn the parser took as written, with no reparse, is flagged only for two commands or statements.
+        plain_ok = not self.config["reparse"]
+        joined = bool(self.config["two_commands"])
         for step in trajectory.steps:
+            if plain_ok and step.format_ok and not step.normalized and not (
+                joined and (two_commands(step.action) or several_statements(step))
+            ):
+                continue
             label = self._step(trajectory, step)
             if label is not None:
                 labels.append(label)

@@ -11,9 +11,23 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from importlib.resources import files
+from itertools import pairwise
 from pathlib import Path
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+_WORD_RUN = re.compile(r"\w+")
+# Bytes that are not ASCII ``\w`` become spaces (see ascii_words).
+_NON_WORD_BYTES = bytes(code if code < 128 and (chr(code).isalnum() or chr(code) == "_") else 32 for code in range(256))
+
+
+def ascii_words(text: str) -> list[str]:
+    """``re.findall(r"\\w+", text)`` of an ASCII ``text``, without the regex engine.
+
+    Example:
+        >>> ascii_words("I'd go to shelf_2, then 3.")
+        ['I', 'd', 'go', 'to', 'shelf_2', 'then', '3']
+    """
+    return text.encode().translate(_NON_WORD_BYTES).decode().split()
 
 
 def read_phrase_file(path: str | Path) -> list[str]:
@@ -78,6 +92,37 @@ def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{part})" for part in parts))
 
 
+@lru_cache(maxsize=32)
+def _word_keys(phrases: tuple[str, ...]) -> tuple[frozenset[str], frozenset[tuple[str, str]]] | None:
+    """What an ASCII text must hold for one of ``phrases`` to match in it: the word of a one-word phrase,
+    or two neighbouring words of a longer one (the pair of longest words, a guess at the rarest),
+    as whole consecutive words of the text (words as ``\\w+`` finds them): one-word keys, two-word keys.
+
+    A Latin phrase matches from a word start to a word end (its first and last words cannot run on into
+    the text's) and its inner separators match literally, so its words are whole consecutive words of
+    the text. CJK phrases never match an ASCII text. None when some Latin phrase has no word character
+    (no such test then).
+    """
+    singles: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for phrase in {phrase.lower() for phrase in phrases if phrase.strip()}:
+        if _CJK.search(phrase):
+            continue
+        words = _WORD_RUN.findall(phrase)
+        if not words:
+            return None
+        if len(words) == 1:
+            singles.add(words[0])
+        else:
+            pairs.add(max(pairwise(words), key=lambda pair: (min(map(len, pair)), len(pair[0]) + len(pair[1]))))
+    return frozenset(singles), frozenset(pairs)
+
+
+@lru_cache(maxsize=4)  # the filler and the politeness lists read the same text one after the other
+def _words_of(lowered: str) -> tuple[str, ...]:
+    return tuple(ascii_words(lowered))
+
+
 class PhraseMatcher:
     """Finds the phrases of some lists in a text."""
 
@@ -87,12 +132,19 @@ class PhraseMatcher:
             phrases.extend(read_phrase_file(path))
         phrases.extend(extra)
         self._regex = _compile(tuple(phrases))
+        self._keys = _word_keys(tuple(phrases))
 
     def find(self, text: str) -> list[str]:
         """Every phrase occurrence in ``text``, as written there."""
         if self._regex is None or not text:
             return []
         lowered = text.lower()
+        if self._keys is not None and lowered.isascii():
+            # Exact pre-test (see _word_keys): none of the key words in the text's words, no match.
+            words = _words_of(lowered)
+            singles, pairs = self._keys
+            if singles.isdisjoint(words) and pairs.isdisjoint(pairwise(words)):
+                return []
         if len(lowered) != len(text):  # a few characters change length when lower-cased
             return [match.group(0) for match in self._regex.finditer(lowered)]
         return [text[match.start() : match.end()] for match in self._regex.finditer(lowered)]

@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
+from operator import itemgetter
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
+from prefbuild.labelers.phrases import PhraseMatcher, ascii_words, bundled_lists
 from prefbuild.labelers.text import normalize_text, short, task_observation, token_count
 from prefbuild.records import FailureMode, Label, Trajectory
 
@@ -64,6 +65,20 @@ _CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which
 _HEDGE = re.compile(
     r"\b(?:maybe|could|might|perhaps|possibly|anywhere|somewhere|not sure|hard to say)\b", re.IGNORECASE
 )
+_HEDGE_WORDS = ("maybe", "could", "might", "perhaps", "possibly", "anywhere", "somewhere", "not sure", "hard to say")
+
+
+def _token_count(text: str) -> int:
+    """token_count: an ASCII text has no CJK character, and its words are what split() finds."""
+    return len(text.split()) if text.isascii() else token_count(text)
+
+
+def _hedge_bound(text: str) -> int:
+    """At least ``len(_HEDGE.findall(text))`` for an ASCII ``text``: each guess is an occurrence of its words."""
+    lowered = text.lower()
+    return sum(lowered.count(word) for word in _HEDGE_WORDS)
+
+
 # A sentence that opens with a command to itself ("Take it to the toilet.") plans.
 _ORDER = re.compile(r"(?:^|[.;!]\s+)(?:take|bring|carry|put|go|head|fetch|pick|open|check|grab)\b", re.IGNORECASE)
 _CONTENT_WORD = re.compile(r"[a-z][a-z0-9_]{2,}|\d{2,}(?:\.\d+)?")  # words and numbers (cells re-listed)
@@ -116,8 +131,9 @@ def _room(first_observation: str) -> str:
     return room if room.lower().startswith("you are in the middle of a room") else ""
 
 
-def _content_words(text: str) -> set[str]:
-    return {word for word in _CONTENT_WORD.findall(text.lower()) if word not in _STOP_WORDS}
+@lru_cache(maxsize=4096)  # observations and thoughts repeat across steps and episodes
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(word for word in _CONTENT_WORD.findall(text.lower()) if word not in _STOP_WORDS)
 
 
 def restates(thought: str, observation: str, min_words: int, coverage: float) -> bool:
@@ -126,13 +142,17 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     (three or four content words) is re-listed when the thought holds all of them and is half as
     long again as the observation ("... So the countertop has bread 1, knife 1 and ..."). Naming the
     values of a result of one or two rows, or adding them up ("21 + 17 = 38"), uses them."""
+    if len(thought) < 4 * min_words:
+        return False
     words = len(thought.split())
-    if len(thought) < 4 * min_words or words < min_words:
+    if words < min_words:
         return False
     shown = _content_words(observation)
     if len(shown) < 3:
         return False
     covered = len(shown & _content_words(thought))
+    if covered < (len(shown) if len(shown) < 5 else coverage * len(shown)):
+        return False  # short of what either way to True below needs
     rows = observation.lstrip().startswith("[(")
     if rows and observation.count("(") < 3 and (_CONCLUDES.search(thought) or _COMPUTES.search(thought)):
         return False  # the values of one or two rows quoted on the way to a conclusion ("..., so A is taller")
@@ -174,18 +194,28 @@ def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
     """The most repeated sentence of at least three words (or six CJK characters) and its count."""
     if len(text) < 6 * minimum or (text.isascii() and text.count(" ") < 3 * minimum - 1):
         return None  # too short to hold `minimum` sentences of three words
-    counts: Counter[str] = Counter()
-    for raw in _SENTENCES.findall(text):
-        sentence = normalize_text(raw)
-        if len(sentence.split()) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
-            counts[sentence] += 1
-    if counts:
-        sentence, count = counts.most_common(1)[0]
-        if count >= minimum:
-            return sentence, count
-    words = _WORDS.findall(text.lower())
+    # The sentences are the runs between sentence ends: fewer than `minimum - 1` ends, fewer than `minimum`.
+    ends = text.count(".") + text.count("!") + text.count("?") + text.count("\n")
+    if not text.isascii():
+        ends += text.count("。") + text.count("！") + text.count("？")
+    if ends >= minimum - 1:
+        counts: dict[str, int] = {}
+        for raw in _SENTENCES.findall(text):
+            words = raw.split()
+            # normalize_text(raw), whose words these are (lower-casing makes no space)
+            sentence = " ".join(words).lower()
+            if len(words) >= 3 or (len(sentence) >= 6 and not sentence.isascii()):
+                counts[sentence] = counts.get(sentence, 0) + 1
+        if counts:
+            sentence, count = max(counts.items(), key=itemgetter(1))  # the first most common, as most_common(1)
+            if count >= minimum:
+                return sentence, count
+    if len(text) < 2 * _NGRAM * minimum - 1:
+        return None  # `_NGRAM * minimum` words need twice as many characters less one
+    lowered = text.lower()
+    words = ascii_words(lowered) if lowered.isascii() else _WORDS.findall(lowered)
     if len(words) >= _NGRAM * minimum:
-        grams = Counter(tuple(words[i : i + _NGRAM]) for i in range(0, len(words) - _NGRAM + 1))
+        grams = Counter(zip(*(words[i:] for i in range(_NGRAM)), strict=False))  # the n-grams in order
         gram, count = grams.most_common(1)[0]
         # Overlapping matches of one n-gram need a period of at least n to be real repeats.
         if count >= minimum * 2 or (count >= minimum and _spread(words, gram) >= minimum):
@@ -240,36 +270,52 @@ class VerboseFillerLabeler(Labeler):
         self._text_reasons = lru_cache(maxsize=4096)(self._text_reasons_uncached)
 
     def label(self, trajectory: Trajectory) -> list[Label]:
+        config = self.config
         goal = normalize_text(trajectory.task.goal).rstrip(".")
+        check_goal = bool(config["restatement"]) and len(goal) >= 12
         goal_seen = False
-        replies_from = first_command(trajectory)
+        min_words = int(config["restating_min_words"])
+        coverage = float(config["restating_coverage"])
+        ran_command = False  # a step before this one ran a command (see first_command)
+        recent: list[str] = []  # what the env showed after the steps so far, latest first (_last_observations)
+        room: list[str] | None = None
         labels: list[Label] = []
-        for step in trajectory.steps:
+        for step in trajectory.steps:  # steps[i].index == i (a Trajectory invariant)
             thought = step.thought if step.thought is not None else step.raw_output
-            reasons, confidence = self._text_reasons(step.raw_output, thought)
-            goal_here = len(goal) >= 12 and len(thought) >= len(goal) and goal in normalize_text(thought)
-            if self.config["restatement"] and goal_here and goal_seen:
-                reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
-                confidence = max(confidence, 0.7)
-            goal_seen = goal_seen or goal_here
-            opening = opening_interjection(thought) if self.config["interjections"] else None
+            reasons, confidence, opening = self._text_reasons(step.raw_output, thought)
+            # " ".join(text.split()) is what normalize_text's whitespace regex and strip make of text
+            if check_goal and len(thought) >= len(goal) and goal in " ".join(thought.split()).lower():
+                if goal_seen:
+                    reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
+                    confidence = max(confidence, 0.7)
+                goal_seen = True
             if opening:
-                reasons = (*reasons, f"opens with the interjection '{short(opening, 40)}' addressed to the environment")
+                reasons = (*reasons, opening)
                 confidence = max(confidence, 0.8)
-            shown = _last_observations(trajectory, step.index, 2)
-            min_words = int(self.config["restating_min_words"])
-            if shown and restates(thought, shown[0], min_words, float(self.config["restating_coverage"])):
-                reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
-                confidence = max(confidence, 0.8)
-            elif step.index > replies_from and step.thought and narrates(step.thought, " ".join(shown), min_words):
-                reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
-                confidence = max(confidence, 0.75)
+            # restates and narrates both need a thought of 4 * min_words characters at least
+            if len(thought) >= 4 * min_words:
+                if recent:
+                    shown = recent
+                else:  # nothing replied yet: the room of the first observation
+                    if room is None:
+                        room = _last_observations(trajectory, 0, 2)
+                    shown = room
+                if shown and restates(thought, shown[0], min_words, coverage):
+                    reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
+                    confidence = max(confidence, 0.8)
+                elif ran_command and step.thought and narrates(step.thought, " ".join(shown), min_words):
+                    reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
+                    confidence = max(confidence, 0.75)
+            if step.action is not None or not step.thought:
+                recent = [step.feedback, *recent[:1]]
+            ran_command = ran_command or bool(step.action and not step.action.lower().startswith("think"))
             if reasons:
                 labels.append(self.make_label(step, confidence, "; ".join(reasons)))
         return labels
 
-    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float]:
-        """Reasons found in one turn's text alone (everything except restating the task)."""
+    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float, str | None]:
+        """Reasons found in one turn's text alone (everything except restating the task and the
+        observation), and the reason of an opening interjection, which comes after the task's."""
         reasons: list[str] = []
         confidence = 0.0
         strong = self._strong.find(text)
@@ -285,11 +331,15 @@ class VerboseFillerLabeler(Labeler):
             reasons.append(f"degenerate repetition: '{short(repeated[0], 60)}' {repeated[1]} times in one thought")
             confidence = max(confidence, 0.95)
         budget = int(self.config["max_thought_tokens"])
-        tokens = token_count(thought) if len(thought) > budget else 0  # a token is at least one character
+        tokens = _token_count(thought) if len(thought) > budget else 0  # a token is at least one character
         if tokens > budget:
             reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
             confidence = max(confidence, 0.8)
-        elif len(thought) >= 100 and token_count(thought) >= int(self.config["rambling_min_tokens"]):
+        elif (
+            len(thought) >= 100
+            and (not thought.isascii() or _hedge_bound(thought) >= int(self.config["rambling_hedges"]))
+            and _token_count(thought) >= int(self.config["rambling_min_tokens"])
+        ):
             hedges = len(_HEDGE.findall(thought))
             if hedges >= int(self.config["rambling_hedges"]):
                 reasons.append(f"rambling thought: {hedges} guesses ('maybe', 'could be', ...) without a decision")
@@ -299,4 +349,8 @@ class VerboseFillerLabeler(Labeler):
             if actions > 1:
                 reasons.append(f"{actions} actions in one turn")
                 confidence = max(confidence, 0.9)
-        return tuple(reasons), confidence
+        opening = opening_interjection(thought) if self.config["interjections"] else None
+        if not opening:
+            return tuple(reasons), confidence, None
+        addressed = f"opens with the interjection '{short(opening, 40)}' addressed to the environment"
+        return tuple(reasons), confidence, addressed
