@@ -60,16 +60,23 @@ class InvalidActionLabeler(Labeler):
     def label(self, trajectory: Trajectory) -> list[Label]:
         if not self.applies_to(trajectory):
             return []
-        seen = _SeenNames()
-        holding: str | None = None
+        steps = trajectory.steps
+        seen = _SeenNames(steps)
+        hand = _Hand(steps)
         labels: list[Label] = []
-        for step in trajectory.steps:
-            seen.add(step.observation)
-            label = self._step(step, seen, holding)
+        for position, step in enumerate(steps):
+            facts = step.facts
+            # Accepted by the env as written, no snap, no admissible list, no "Nothing happens.": no check fires.
+            if (
+                step.valid is True
+                and facts.executed_action is None
+                and not (isinstance(facts.admissible, list) and facts.admissible)
+                and not is_nothing_happens(step.feedback)
+            ):
+                continue
+            label = self._step(step, seen, hand, position)
             if label is not None:
                 labels.append(label)
-            seen.add(step.feedback)
-            holding = held_after(step, holding)
         return labels
 
     @staticmethod
@@ -81,7 +88,7 @@ class InvalidActionLabeler(Labeler):
             return step.valid
         return entities(written) <= entities(step.feedback)
 
-    def _step(self, step: Step, seen: _SeenNames, holding: str | None) -> Label | None:
+    def _step(self, step: Step, seen: _SeenNames, hand: _Hand, position: int) -> Label | None:
         written = canonical_command(step.action)
         if written is None or is_completion_claim(step.action):
             executed = step.facts.executed_action
@@ -115,19 +122,23 @@ class InvalidActionLabeler(Labeler):
         if snapped:
             reasons.append(f"the harness executed '{short(executed, 50)}' instead")
             confidence = max(confidence, 0.9)
-        if isinstance(admissible, list) and admissible and not snapped:
-            allowed = {canonical_command(command) for command in admissible if isinstance(command, str)}
-            if written not in allowed:
-                reasons.append("not among the admissible commands")
-                confidence = max(confidence, 0.9)
+        if (
+            isinstance(admissible, list)
+            and admissible
+            and not snapped
+            and not any(isinstance(command, str) and canonical_command(command) == written for command in admissible)
+        ):
+            reasons.append("not among the admissible commands")
+            confidence = max(confidence, 0.9)
         household = bool(_HOUSEHOLD_VERBS.match(written))
         if household and not self._accepted(step, written, snapped):
             if self.config["hallucinated_names"]:
-                unknown = sorted(entities(written) - seen.names())
+                unknown = sorted(seen.unknown(entities(written), position))
                 if unknown:
                     reasons.append("refers to " + ", ".join(f"'{name}'" for name in unknown) + ", never seen so far")
                     confidence = max(confidence, 0.9)
             obj = _object_in_hand(written) if self.config["not_in_hand"] else None
+            holding = hand.before(position) if obj is not None else None
             if obj is not None and obj != holding:
                 reasons.append(f"uses '{obj}' but holds " + (f"'{holding}'" if holding else "nothing"))
                 confidence = max(confidence, 0.85)
@@ -168,19 +179,60 @@ def _object_in_hand(command: str) -> str | None:
 
 
 class _SeenNames:
-    """Entity names the agent has been shown so far, scanned only when a check needs them
-    (most actions are accepted by the env and need no name check)."""
+    """Entity names the agent has been shown, read only when a check needs them and only from the
+    texts that may hold a name asked about (most actions are accepted by the env and need no name
+    check)."""
 
-    def __init__(self) -> None:
-        self._pending: list[str] = []
-        self._names: set[str] = set()
+    def __init__(self, steps: list[Step]) -> None:
+        self._steps = steps
+        self._observations = 0  # observations of steps[:observations] are added
+        self._replies = 0  # replies of steps[:replies] are added
+        self._names: set[str] = set()  # the names of every text already scanned
+        self._unscanned: list[tuple[str, str | None]] = []  # (text, its lower-case form once needed)
 
-    def add(self, text: str) -> None:
-        if text:
-            self._pending.append(text)
+    def unknown(self, names: frozenset[str], position: int) -> frozenset[str]:
+        """The ``names`` that no text shown before the action of ``steps[position]`` mentions (the
+        observations up to it, the replies before it); asked in increasing ``position``."""
+        missing = names - self._names
+        if not missing:
+            return missing
+        unscanned = self._unscanned
+        for step in self._steps[self._observations : position + 1]:
+            if step.observation:
+                unscanned.append((step.observation, None))
+        for step in self._steps[self._replies : position]:
+            if step.feedback:
+                unscanned.append((step.feedback, None))
+        self._observations, self._replies = position + 1, position
+        kept: list[tuple[str, str | None]] = []
+        for at, (text, lowered) in enumerate(unscanned):
+            if not missing:
+                kept += unscanned[at:]
+                break
+            if lowered is None:
+                lowered = text.lower()
+            # entities() reads the lower-cased text, so a name it finds there is a substring of it
+            if any(name in lowered for name in missing):
+                found = entities(text)
+                self._names |= found
+                missing -= found
+            else:
+                kept.append((text, lowered))
+        self._unscanned = kept
+        return missing
 
-    def names(self) -> set[str]:
-        for text in self._pending:
-            self._names |= entities(text)
-        self._pending.clear()
-        return self._names
+
+class _Hand:
+    """What the agent holds before each step, read from the env's replies up to it only when asked."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self._steps = steps
+        self._read = 0  # replies of steps[:read] are applied
+        self._holding: str | None = None
+
+    def before(self, index: int) -> str | None:
+        """What the agent holds before ``steps[index]`` (asked in increasing order)."""
+        while self._read < index:
+            self._holding = held_after(self._steps[self._read], self._holding)
+            self._read += 1
+        return self._holding
