@@ -35,7 +35,6 @@ from prefbuild.labelers.household_state import HAND, HouseState
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
     canonical_command,
-    executed_command,
     format_steps,
     is_nothing_happens,
     normalize_text,
@@ -64,15 +63,37 @@ def info_keys(feedback: str, state: HouseState | None = None) -> frozenset[Hasha
     plain, contents = _parsed_reply(feedback)
     if not contents or state is None or not (state.origin or state.where):
         return plain
-    keys: set[Hashable] = set(plain)
-    for receptacle, items in contents:
-        moved_in = {obj for obj, place in state.where.items() if place == receptacle}
-        taken = {obj for obj, origin in state.origin.items() if origin == receptacle and obj in state.where}
-        adjusted = frozenset((items - moved_in) | taken)
-        if adjusted != items:
-            keys.discard(("contents", receptacle, items))
-            keys.add(("contents", receptacle, adjusted))
-    return frozenset(keys)
+    return _Adjust(state)(plain, contents)
+
+
+class _Adjust:
+    """Replies' information keys as ``info_keys`` adjusts them for one state: per receptacle, the
+    objects the agent put there (absent) and those it took from there (still there)."""
+
+    def __init__(self, state: HouseState) -> None:
+        self._moved_in: dict[str, set[str]] = {}
+        self._taken: dict[str, set[str]] = {}
+        for obj, place in state.where.items():
+            self._moved_in.setdefault(place, set()).add(obj)
+        for obj, origin in state.origin.items():
+            if obj in state.where:
+                self._taken.setdefault(origin, set()).add(obj)
+
+    def __call__(
+        self, plain: frozenset[Hashable], contents: tuple[tuple[str, frozenset[str]], ...]
+    ) -> frozenset[Hashable]:
+        keys: set[Hashable] | None = None
+        for receptacle, items in contents:
+            moved_in, taken = self._moved_in.get(receptacle), self._taken.get(receptacle)
+            if moved_in is None and taken is None:
+                continue  # nothing moved to or from it: the listing stands
+            adjusted = frozenset((items - (moved_in or set())) | (taken or set()))
+            if adjusted != items:
+                if keys is None:
+                    keys = set(plain)
+                keys.discard(("contents", receptacle, items))
+                keys.add(("contents", receptacle, adjusted))
+        return plain if keys is None else frozenset(keys)
 
 
 @lru_cache(maxsize=4096)
@@ -83,7 +104,8 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
     contents: list[tuple[str, frozenset[str]]] = []
-    for match in _CONTENTS_RE.finditer(lowered):
+    # both forms of a listing say "you see": without it there is none
+    for match in _CONTENTS_RE.finditer(lowered) if "you see" in lowered else ():
         receptacle = match.group(1) or match.group(2)
         items = entities(match.group(3))
         contents.append((receptacle, items))
@@ -95,7 +117,13 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
 
 def step_key(step: Step) -> str | None:
     """What a step did, comparable across steps: the executed command, or ``think: <thought>``."""
-    command = executed_command(step)
+    return _step_key(step, canonical_command(step.action))
+
+
+def _step_key(step: Step, written: str | None) -> str | None:
+    """``step_key`` given the canonical form of the command the step wrote."""
+    executed = step.facts.executed_action
+    command = written if executed is None else canonical_command(executed)
     if command is not None:
         return command
     return _thought_key(step.thought) if step.thought else None
@@ -116,7 +144,7 @@ def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str,
         if old == new:
             continue
         old_names, new_names = _ENTITY.findall(old), _ENTITY.findall(new)
-        if len(old_names) != len(new_names) or _ENTITY.sub("#", old) != _ENTITY.sub("#", new):
+        if len(old_names) != len(new_names) or _masked(old) != _masked(new):
             return None
         for a, b in zip(old_names, new_names, strict=True):
             if a == b:
@@ -128,12 +156,18 @@ def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str,
     return swap
 
 
+@lru_cache(maxsize=4096)
+def _masked(key: str) -> str:
+    """The key with every entity name masked (``go to cabinet 3`` -> ``go to #``)."""
+    return _ENTITY.sub("#", key)
+
+
 def _may_repeat(keys: list[str | None]) -> bool:
     """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked."""
     present = [key for key in keys if key is not None]
     if len(set(present)) < len(present):
         return True
-    masked = [_ENTITY.sub("#", key) if key is not None else None for key in keys]
+    masked = [_masked(key) if key is not None else None for key in keys]
     pairs = [(a, b) for a, b in pairwise(masked) if a is not None and b is not None]
     return len(set(pairs)) < len(pairs)
 
@@ -235,16 +269,21 @@ _SITUATION = frozenset({"look", "inventory"})
 _WRITTEN_TAKE = re.compile(r"^take ([a-z]+) (\d+) from ([a-z]+ \d+)$")
 
 
-def _refuted_guesses(steps: list[Step]) -> list[tuple[int, int]]:
+def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple[int, int]]:
     """(earlier, later) consecutive written takes of one object type from one receptacle with another
     number, neither of which got that object, where the later one names an object the receptacle's last
     listing did not show (``take saltshaker 1``, snapped onto ``take spoon 1``, then ``take saltshaker 2``
     where the countertop listed only the spoon): guessing numbers the episode has already ruled out, also
-    when the harness snapped each guess onto some other command."""
-    commands = [(index, step) for index, step in enumerate(steps) if step.action is not None]
-    takes = [_WRITTEN_TAKE.match(canonical_command(step.action) or "") for _, step in commands]
+    when the harness snapped each guess onto some other command; ``written`` holds each step's
+    canonical written command."""
+    commands = [index for index, step in enumerate(steps) if step.action is not None]
+    # the pattern is anchored on "take ": other commands cannot match it
+    takes = [
+        _WRITTEN_TAKE.match(command) if (command := written[index]) and command.startswith("take ") else None
+        for index in commands
+    ]
     candidates = [
-        (commands[n - 1][0], commands[n][0], take)
+        (commands[n - 1], commands[n], take)
         for n in range(1, len(commands))
         if (take := takes[n]) is not None
         and (guess := takes[n - 1]) is not None
@@ -376,11 +415,12 @@ class LoopLabeler(Labeler):
         steps = trajectory.steps
         if not steps:
             return []
-        keys = [step_key(step) for step in steps]
+        written = [canonical_command(step.action) for step in steps]
+        keys = [_step_key(step, command) for step, command in zip(steps, written, strict=True)]
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
         guesses = _failed_variants(steps, keys)
-        refuted = _refuted_guesses(steps)
+        refuted = _refuted_guesses(steps, written)
         if not guesses and not refuted and not _may_repeat(keys):
             return []
         states, novel, final, moves = self._replay(steps)
@@ -406,16 +446,34 @@ class LoopLabeler(Labeler):
         states: list[frozenset[tuple[str, str]]] = []
         novel: list[bool] = []
         moves: list[Moves] = []
+        # The state's key is a new object exactly when a reply changed something: while it is the same
+        # object, the progress, the moves and how replies are adjusted stay the same.
+        snapshot: frozenset[tuple[str, str]] | None = None
+        progress = frozenset[tuple[str, str]]()
+        moved: Moves = frozenset()
+        adjust: _Adjust | None = None
+        adjusted_for: frozenset[tuple[str, str]] | None = None
         for step in steps:
-            states.append(_progress(state))
-            # the moves change only with the state: reuse the last snapshot while the key is the same
-            moves.append(moves[-1] if moves and states[-1] is states[-2] else _moves(state))
+            if state.key() is not snapshot:
+                snapshot = state.key()
+                progress, moved = _progress(state), _moves(state)
+            states.append(progress)
+            moves.append(moved)
             state.apply(step.feedback)
-            keys = info_keys(step.feedback, state)
             reached = state.key()  # switching the lamp on is news, though it changes nothing elsewhere
-            novel.append(bool(keys - seen) or reached not in visited)
+            plain, contents = _parsed_reply(step.feedback)
+            if contents and (state.origin or state.where):
+                if adjust is None or reached is not adjusted_for:
+                    adjusted_for, adjust = reached, _Adjust(state)
+                keys = adjust(plain, contents)
+            else:
+                keys = plain
+            if keys <= seen:
+                novel.append(reached not in visited)
+            else:
+                novel.append(True)
+                seen |= keys
             visited.add(reached)
-            seen |= keys
         return states, novel, _progress(state), moves
 
     @staticmethod
