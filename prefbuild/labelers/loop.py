@@ -22,7 +22,7 @@ from the first repeated element on.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from functools import lru_cache
 from itertools import pairwise
 from typing import ClassVar
@@ -35,6 +35,7 @@ from prefbuild.labelers.household_state import HAND, HouseState
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
     canonical_command,
+    executed_command,
     format_steps,
     is_nothing_happens,
     normalize_text,
@@ -96,6 +97,20 @@ class _Adjust:
         return plain if keys is None else frozenset(keys)
 
 
+class _Novelty:
+    """Whether each step brought something new, worked out on the first question: most episodes with a
+    repeated command are settled by the state alone (the walk back with the object in hand)."""
+
+    def __init__(self, compute: Callable[[], list[bool]]) -> None:
+        self._compute = compute
+        self._values: list[bool] | None = None
+
+    def __getitem__(self, index: int) -> bool:
+        if self._values is None:
+            self._values = self._compute()
+        return self._values[index]
+
+
 @lru_cache(maxsize=4096)
 def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, frozenset[str]], ...]]:
     """The information keys of a reply and the receptacle contents it shows (cached: replies repeat)."""
@@ -117,13 +132,7 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
 
 def step_key(step: Step) -> str | None:
     """What a step did, comparable across steps: the executed command, or ``think: <thought>``."""
-    return _step_key(step, canonical_command(step.action))
-
-
-def _step_key(step: Step, written: str | None) -> str | None:
-    """``step_key`` given the canonical form of the command the step wrote."""
-    executed = step.facts.executed_action
-    command = written if executed is None else canonical_command(executed)
+    command = executed_command(step)
     if command is not None:
         return command
     return _thought_key(step.thought) if step.thought else None
@@ -191,6 +200,7 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
             continue
         if (
             previous is not None
+            and _may_vary(keys[previous] or "", key)
             and is_nothing_happens(steps[index].feedback)
             and is_nothing_happens(steps[previous].feedback)
             and (swap := _slot_swap([keys[previous]], [key]) or _put_elsewhere(keys[previous], key)) is not None
@@ -201,6 +211,14 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
             found.append((previous, index))
         previous = index
     return found
+
+
+def _may_vary(earlier: str, later: str) -> bool:
+    """Cheap pre-check for ``_slot_swap`` or ``_put_elsewhere`` of two commands: they differ, and with names
+    masked they are the same (a slot swapped), or both are puts."""
+    return earlier != later and (
+        _masked(earlier) == _masked(later) or (earlier.startswith("put ") and later.startswith("put "))
+    )
 
 
 def _accidents(
@@ -276,20 +294,22 @@ def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple
     where the countertop listed only the spoon): guessing numbers the episode has already ruled out, also
     when the harness snapped each guess onto some other command; ``written`` holds each step's
     canonical written command."""
-    commands = [index for index, step in enumerate(steps) if step.action is not None]
-    # the pattern is anchored on "take ": other commands cannot match it
-    takes = [
-        _WRITTEN_TAKE.match(command) if (command := written[index]) and command.startswith("take ") else None
-        for index in commands
-    ]
-    candidates = [
-        (commands[n - 1], commands[n], take)
-        for n in range(1, len(commands))
-        if (take := takes[n]) is not None
-        and (guess := takes[n - 1]) is not None
-        and (guess.group(1), guess.group(3)) == (take.group(1), take.group(3))
-        and guess.group(2) != take.group(2)
-    ]
+    candidates: list[tuple[int, int, re.Match[str]]] = []
+    last = -1  # the last step with a command, and its written take
+    guess: re.Match[str] | None = None
+    for index, (step, command) in enumerate(zip(steps, written, strict=True)):
+        if step.action is None:
+            continue
+        # the pattern is anchored on "take ": other commands cannot match it
+        take = _WRITTEN_TAKE.match(command) if command and command.startswith("take ") else None
+        if (
+            take is not None
+            and guess is not None
+            and (guess.group(1), guess.group(3)) == (take.group(1), take.group(3))
+            and guess.group(2) != take.group(2)
+        ):
+            candidates.append((last, index, take))
+        last, guess = index, take
     found: list[tuple[int, int]] = []
     for earlier, later, take in candidates:
         kind, receptacle = take.group(1), take.group(3)
@@ -361,7 +381,7 @@ def _next_command(keys: list[str | None], index: int) -> int | None:
     return next((later for later in range(index + 1, len(keys)) if _is_command(keys[later])), None)
 
 
-def _reacts_to_news(keys: list[str | None], novel: list[bool], since: int, index: int) -> bool:
+def _reacts_to_news(keys: list[str | None], novel: _Novelty, since: int, index: int) -> bool:
     """The thought at ``index``, a repeat of the one at ``since``, reacts to something new: the last
     command before it came after ``since`` and brought news, and the thought does not lead into a
     replay. A thought about the place just seen ("The pen is not here.") leads into a replay only when
@@ -416,7 +436,13 @@ class LoopLabeler(Labeler):
         if not steps:
             return []
         written = [canonical_command(step.action) for step in steps]
-        keys = [_step_key(step, command) for step, command in zip(steps, written, strict=True)]
+        keys = [
+            command if (executed := step.facts.executed_action) is None else canonical_command(executed)
+            for step, command in zip(steps, written, strict=True)
+        ]
+        for index, key in enumerate(keys):  # step_key: a turn without a command is its thought
+            if key is None and (thought := steps[index].thought):
+                keys[index] = _thought_key(thought)
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
         guesses = _failed_variants(steps, keys)
@@ -436,49 +462,49 @@ class LoopLabeler(Labeler):
     @staticmethod
     def _replay(
         steps: list[Step],
-    ) -> tuple[list[frozenset[tuple[str, str]]], list[bool], frozenset[tuple[str, str]], list[Moves]]:
+    ) -> tuple[list[frozenset[tuple[str, str]]], _Novelty, frozenset[tuple[str, str]], list[Moves]]:
         """The confirmed state before each step, whether each step brought something new (a reply
-        showing what the agent had not seen, or a state never reached before), and the moves made
-        before each step."""
+        showing what the agent had not seen, or a state never reached before; worked out only when
+        first asked), and the moves made before each step."""
         state = HouseState()
-        seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
-        visited = {state.key()}
         states: list[frozenset[tuple[str, str]]] = []
-        novel: list[bool] = []
         moves: list[Moves] = []
-        # The state's key is a new object exactly when a reply changed something: while it is the same
-        # object, the progress, the moves and how replies are adjusted stay the same.
-        snapshot: frozenset[tuple[str, str]] | None = None
-        progress = frozenset[tuple[str, str]]()
-        moved: Moves = frozenset()
-        adjust: _Adjust | None = None
-        adjusted_for: frozenset[tuple[str, str]] | None = None
+        reached: list[frozenset[tuple[str, str]]] = []  # the state's key after each step
+        adjusts: list[_Adjust | None] = []  # how each step's reply is read in the state it left
+        snapshot = state.key()
+        progress, moved, adjust = _progress(state), _moves(state), None
         for step in steps:
-            if state.key() is not snapshot:
-                snapshot = state.key()
-                progress, moved = _progress(state), _moves(state)
             states.append(progress)
             moves.append(moved)
             state.apply(step.feedback)
-            reached = state.key()  # switching the lamp on is news, though it changes nothing elsewhere
-            plain, contents = _parsed_reply(step.feedback)
-            if contents and (state.origin or state.where):
-                if adjust is None or reached is not adjusted_for:
-                    adjusted_for, adjust = reached, _Adjust(state)
-                keys = adjust(plain, contents)
-            else:
-                keys = plain
-            if keys <= seen:
-                novel.append(reached not in visited)
-            else:
-                novel.append(True)
-                seen |= keys
-            visited.add(reached)
-        return states, novel, _progress(state), moves
+            if state.key() is not snapshot:  # a new key object exactly when the reply changed something
+                snapshot = state.key()
+                progress, moved = _progress(state), _moves(state)
+                adjust = _Adjust(state) if state.origin or state.where else None
+            reached.append(snapshot)
+            adjusts.append(adjust)
+
+        def novelty() -> list[bool]:
+            seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+            visited = {HouseState().key()}
+            novel: list[bool] = []
+            for step, key, reading in zip(steps, reached, adjusts, strict=True):
+                plain, contents = _parsed_reply(step.feedback)
+                keys = reading(plain, contents) if contents and reading is not None else plain
+                if keys <= seen:
+                    # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
+                    novel.append(key not in visited)
+                else:
+                    novel.append(True)
+                    seen |= keys
+                visited.add(key)
+            return novel
+
+        return states, _Novelty(novelty), progress, moves
 
     @staticmethod
     def _purposeful(
-        steps: list[Step], keys: list[str | None], novel: list[bool], changed: list[bool], index: int
+        steps: list[Step], keys: list[str | None], novel: _Novelty, changed: list[bool], index: int
     ) -> bool:
         """A ``go to`` whose next command there (thoughts aside) brought something new or changed the
         confirmed state: fetching the object seen there, opening it, putting something in."""
@@ -493,7 +519,7 @@ class LoopLabeler(Labeler):
             # An errand there with an object in hand, or believed in hand, tried for the first time
             # ("put egg 1 in/on countertop 1" after the walk back) is a purpose even when it fails.
             errand = _ERRAND.match(following) is not None and place in following and following not in keys[:later]
-            return errand or ((novel[later] or changed[later]) and not following.startswith("go to "))
+            return errand or (not following.startswith("go to ") and (changed[later] or novel[later]))
         return False
 
     def _exact(
@@ -502,7 +528,7 @@ class LoopLabeler(Labeler):
         keys: list[str | None],
         after: list[frozenset[tuple[str, str]]],
         states: list[frozenset[tuple[str, str]]],
-        novel: list[bool],
+        novel: _Novelty,
         moves: list[Moves],
         found: dict[int, Label],
     ) -> None:
@@ -521,10 +547,16 @@ class LoopLabeler(Labeler):
             if key is None:
                 continue
             group = (key, states[index])
+            occurrences = positions.get(key)
+            if occurrences is None:  # the first occurrence: a group of its own, nothing to compare
+                group_of[index] = group
+                positions[key] = [index]
+                groups[group] = [index]
+                continue
             if group not in groups:
                 # Nothing changed since an earlier occurrence ended: it joins that one's group.
                 group = next(
-                    (group_of[i] for i in positions.get(key, ()) if after[i] == states[index]),
+                    (group_of[i] for i in occurrences if after[i] == states[index]),
                     group,
                 )
             if group not in groups and key.startswith("go to "):
@@ -533,37 +565,38 @@ class LoopLabeler(Labeler):
                 group = next(
                     (
                         group_of[i]
-                        for i in reversed(positions.get(key, ()))
+                        for i in reversed(occurrences)
                         if _bearing(moves[i], place) == _bearing(moves[index], place)
                     ),
                     group,
                 )
             group_of[index] = group
-            positions.setdefault(key, []).append(index)
+            occurrences.append(index)
             earlier = groups.setdefault(group, [])
-            # A thought reacts to the turn before it: repeated right after something new was seen, it is
-            # a new reaction (the same "not here" at each new place), not a loop.
-            reacted = key.startswith("think: ") and bool(earlier) and _reacts_to_news(keys, novel, earlier[-1], index)
-            # A command that once changed the state and now does something else (the put that worked,
-            # tried again with nothing in hand) is a failed errand, not a repeat of the same thing.
-            undone = bool(earlier) and states[earlier[-1]] != after[earlier[-1]] and not _same_reply(
-                steps[earlier[-1]], steps[index]
-            )
-            # A command that did nothing, written anew in another format, is an attempt at the format.
-            respelled = bool(earlier) and not key.startswith("think: ") and _respelled(steps, earlier, index)
-            # Fetching back, as written, what a snapped command moved by accident (the put ran at the desk,
-            # not at the shelf) redoes the lost work: it is not a repeat.
-            redone = bool(earlier) and _redoes(steps[index], key, earlier[-1], accidents)
-            # "look" somewhere else, or "inventory" with another hand, reports something else.
-            elsewhere = key in _SITUATION and bool(earlier) and not _same_reply(steps[earlier[-1]], steps[index])
-            # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
-            # then "go to drawer 1" in a ReAct run) is its first execution.
-            first_run = bool(earlier) and not is_nothing_happens(steps[index].feedback) and all(
-                is_nothing_happens(steps[i].feedback) for i in earlier
-            )
-            excused = reacted or undone or respelled or redone or first_run or elsewhere
-            if earlier and not novel[index] and not excused and not self._purposeful(
-                steps, keys, novel, changed, index
+            # A repeat is stagnant unless one of these holds (each read only while the others leave it open;
+            # whether the step brought something new is asked last, as working it out is the costliest).
+            if earlier and not (
+                # A command that once changed the state and now does something else (the put that worked,
+                # tried again with nothing in hand) is a failed errand, not a repeat of the same thing.
+                (states[earlier[-1]] != after[earlier[-1]] and not _same_reply(steps[earlier[-1]], steps[index]))
+                # "look" somewhere else, or "inventory" with another hand, reports something else.
+                or (key in _SITUATION and not _same_reply(steps[earlier[-1]], steps[index]))
+                # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
+                # then "go to drawer 1" in a ReAct run) is its first execution.
+                or (
+                    not is_nothing_happens(steps[index].feedback)
+                    and all(is_nothing_happens(steps[i].feedback) for i in earlier)
+                )
+                # A command that did nothing, written anew in another format, is an attempt at the format.
+                or (not key.startswith("think: ") and _respelled(steps, earlier, index))
+                # Fetching back, as written, what a snapped command moved by accident (the put ran at the desk,
+                # not at the shelf) redoes the lost work: it is not a repeat.
+                or _redoes(steps[index], key, earlier[-1], accidents)
+                or self._purposeful(steps, keys, novel, changed, index)
+                or novel[index]
+                # A thought reacts to the turn before it: repeated right after something new was seen, it is
+                # a new reaction (the same "not here" at each new place), not a loop.
+                or (key.startswith("think: ") and _reacts_to_news(keys, novel, earlier[-1], index))
             ):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
@@ -595,39 +628,43 @@ class LoopLabeler(Labeler):
     def _blocks(
         self,
         keys: list[str | None],
-        novel: list[bool],
+        novel: _Novelty,
         found: dict[int, Label],
         confidence: float,
         evidence_of: Callable[[int, int], str | None],
+        heads: Sequence[Hashable | None],
     ) -> None:
         """Label every block ``[start, start + size)`` (size 2..``max_cycle``) for which
         ``evidence_of(start, size)`` explains how it replays the block right before it; a thought
-        in it that reacts to news since its counterpart (the "not here" after a new place) is not."""
+        in it that reacts to news since its counterpart (the "not here" after a new place) is not.
+        ``evidence_of`` is asked only where ``heads[start]`` is not None and equals ``heads[start - size]``,
+        which it must require."""
         total = len(keys)
         longest = int(self.config["max_cycle"])
         for size in range(2, longest + 1):  # max_cycle 1: no blocks
-            start = size
-            while start + size <= total:
+            free = size  # the first start not inside a block already labelled at this size
+            for start in range(size, total - size + 1):
+                if start < free or heads[start] is None or heads[start] != heads[start - size]:
+                    continue
                 evidence = evidence_of(start, size)
                 if evidence is None:
-                    start += 1
                     continue
                 for index in range(start, start + size):
                     key = keys[index] or ""
                     if key.startswith("think: ") and _reacts_to_news(keys, novel, index - size, index):
                         continue
                     found.setdefault(index, self.make_label(index, confidence, evidence))
-                start += size
+                free = start + size
 
-    def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
+    def _replays(self, keys: list[str | None], novel: _Novelty, found: dict[int, Label]) -> None:
         """A block replayed in full right after itself with nothing new in the replay: a memorised
         script, even where the first run had changed the state."""
 
         def evidence_of(start: int, size: int) -> str | None:
             block = range(start, start + size)
-            if any(novel[i] or keys[i] is None or keys[i] != keys[i - size] for i in block):
+            if any(keys[i] is None or keys[i] != keys[i - size] for i in block):
                 return None
-            if len(set(keys[start - size : start])) < 2:
+            if len(set(keys[start - size : start])) < 2 or any(novel[i] for i in block):
                 return None
             script = " -> ".join(f"'{short(keys[i] or '', 30)}'" for i in range(start - size, start)[:3])
             return (
@@ -636,13 +673,14 @@ class LoopLabeler(Labeler):
                 "with nothing new seen"
             )
 
-        self._blocks(keys, novel, found, 0.9, evidence_of)
+        # a replay starts with its block's first command again
+        self._blocks(keys, novel, found, 0.9, evidence_of, keys)
 
     def _laps(
         self,
         keys: list[str | None],
         states: list[frozenset[tuple[str, str]]],
-        novel: list[bool],
+        novel: _Novelty,
         found: dict[int, Label],
     ) -> None:
         """A block that replays the one before it with one entity swapped throughout, from the same
@@ -650,23 +688,27 @@ class LoopLabeler(Labeler):
 
         def evidence_of(start: int, size: int) -> str | None:
             block = range(start, start + size)
-            if states[start] != states[start - size] or any(novel[i] for i in block):
+            if states[start] != states[start - size]:
                 return None
             varied = [i for i in block if keys[i] != keys[i - size]]
             if all((keys[i] or "").startswith(("go to ", "think: ")) and keys[i] not in keys[:i] for i in varied):
                 return None  # only a first visit, or a new thought naming it, varies: it explores
             swap = _slot_swap(keys[start - size : start], keys[start : start + size])
-            if swap is None:
+            if swap is None or any(novel[i] for i in block):
                 return None
             return (
                 f"steps {format_steps(list(block))} replay steps {format_steps(list(range(start - size, start)))} "
                 f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
             )
 
-        self._blocks(keys, novel, found, 0.85, evidence_of)
+        # a lap starts from the same state with its first command again, or with one name in it changed
+        heads: list[Hashable | None] = [
+            (state, _masked(key)) if key is not None else None for state, key in zip(states, keys, strict=True)
+        ]
+        self._blocks(keys, novel, found, 0.85, evidence_of, heads)
 
     def _refuted(
-        self, refuted: list[tuple[int, int]], steps: list[Step], novel: list[bool], found: dict[int, Label]
+        self, refuted: list[tuple[int, int]], steps: list[Step], novel: _Novelty, found: dict[int, Label]
     ) -> None:
         """A take guessed with another number where the listing already showed there is no such object."""
         for earlier, later in refuted:
@@ -685,7 +727,7 @@ class LoopLabeler(Labeler):
         guesses: list[tuple[int, int]],
         keys: list[str | None],
         states: list[frozenset[tuple[str, str]]],
-        novel: list[bool],
+        novel: _Novelty,
         found: dict[int, Label],
     ) -> None:
         """A command that did nothing tried again with one slot changed, from the same state and with
