@@ -179,47 +179,59 @@ def _object_in_hand(command: str) -> str | None:
 
 
 class _SeenNames:
-    """Entity names the agent has been shown, read only when a check needs them and only from the
-    texts that may hold a name asked about (most actions are accepted by the env and need no name
-    check)."""
+    """Entity names the agent has been shown, looked up only when a check needs them, and then only
+    the names asked about (most actions are accepted by the env and need no name check)."""
 
     def __init__(self, steps: list[Step]) -> None:
         self._steps = steps
-        self._observations = 0  # observations of steps[:observations] are added
-        self._replies = 0  # replies of steps[:replies] are added
-        self._names: set[str] = set()  # the names of every text already scanned
-        self._unscanned: list[tuple[str, str | None]] = []  # (text, its lower-case form once needed)
+        self._observations = 0  # observations of steps[:observations] are in texts
+        self._replies = 0  # replies of steps[:replies] are in texts
+        self._texts: list[str] = []  # lower-case
+        self._names: set[str] = set()  # names found in the texts so far
 
     def unknown(self, names: frozenset[str], position: int) -> frozenset[str]:
-        """The ``names`` that no text shown before the action of ``steps[position]`` mentions (the
-        observations up to it, the replies before it); asked in increasing ``position``."""
+        """The entity ``names`` that no text shown before the action of ``steps[position]`` mentions
+        (the observations up to it, the replies before it); asked in increasing ``position``."""
         missing = names - self._names
         if not missing:
             return missing
-        unscanned = self._unscanned
-        for step in self._steps[self._observations : position + 1]:
-            if step.observation:
-                unscanned.append((step.observation, None))
-        for step in self._steps[self._replies : position]:
-            if step.feedback:
-                unscanned.append((step.feedback, None))
+        texts = self._texts
+        texts += [step.observation.lower() for step in self._steps[self._observations : position + 1]]
+        texts += [step.feedback.lower() for step in self._steps[self._replies : position]]
         self._observations, self._replies = position + 1, position
-        kept: list[tuple[str, str | None]] = []
-        for at, (text, lowered) in enumerate(unscanned):
-            if not missing:
-                kept += unscanned[at:]
-                break
-            if lowered is None:
-                lowered = text.lower()
-            # entities() reads the lower-cased text, so a name it finds there is a substring of it
-            if any(name in lowered for name in missing):
-                found = entities(text)
+        for text in texts:
+            found = {name for name in missing if mentions(text, name)}
+            if found:
                 self._names |= found
                 missing -= found
-            else:
-                kept.append((text, lowered))
-        self._unscanned = kept
+                if not missing:
+                    break
         return missing
+
+
+def mentions(lowered: str, name: str) -> bool:
+    """``name in entities(lowered)`` for an entity name (a type word and a number, as ``entities``
+    finds them) and a lower-case text, without reading the text's other names: the name stands
+    there as a word of its own (no letter, digit or underscore touching it), which is exactly where
+    the entity pattern (``\\b[a-z]+ \\d+\\b``) finds it.
+
+    Example:
+        >>> mentions("on the cabinet 10, you see a cup 1.", "cabinet 1"), mentions("go to cabinet 1", "cabinet 1")
+        (False, True)
+    """
+    end = len(lowered)
+    start = lowered.find(name)
+    while start >= 0:
+        after = start + len(name)
+        if (start == 0 or not _is_word(lowered[start - 1])) and (after == end or not _is_word(lowered[after])):
+            return True
+        start = lowered.find(name, start + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    """A character the regex word boundary ``\\b`` counts as part of a word."""
+    return char.isalnum() or char == "_"
 
 
 class _Hand:

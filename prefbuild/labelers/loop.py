@@ -22,7 +22,7 @@ from the first repeated element on.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import lru_cache
 from itertools import pairwise
 from typing import ClassVar
@@ -98,17 +98,19 @@ class _Adjust:
 
 
 class _Novelty:
-    """Whether each step brought something new, worked out on the first question: most episodes with a
+    """Whether each step brought something new, worked out only as far as asked: most episodes with a
     repeated command are settled by the state alone (the walk back with the object in hand)."""
 
-    def __init__(self, compute: Callable[[], list[bool]]) -> None:
-        self._compute = compute
-        self._values: list[bool] | None = None
+    def __init__(self, values: Iterator[bool]) -> None:
+        self._pending = values  # one value per step, in order
+        self._values: list[bool] = []
 
     def __getitem__(self, index: int) -> bool:
-        if self._values is None:
-            self._values = self._compute()
-        return self._values[index]
+        """Whether step ``index`` (>= 0) brought something new."""
+        values = self._values
+        while len(values) <= index:
+            values.append(next(self._pending))
+        return values[index]
 
 
 @lru_cache(maxsize=4096)
@@ -346,7 +348,7 @@ def _bearing(moves: Moves, place: str) -> Moves:
 
 
 def _same_reply(first: Step, second: Step) -> bool:
-    return normalize_text(first.feedback) == normalize_text(second.feedback)
+    return first.feedback == second.feedback or normalize_text(first.feedback) == normalize_text(second.feedback)
 
 
 _MARKER = re.compile(r"^[\s>]+|[\s.]+$")
@@ -484,23 +486,21 @@ class LoopLabeler(Labeler):
             reached.append(snapshot)
             adjusts.append(adjust)
 
-        def novelty() -> list[bool]:
+        def novelty() -> Iterator[bool]:
             seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
             visited = {HouseState().key()}
-            novel: list[bool] = []
             for step, key, reading in zip(steps, reached, adjusts, strict=True):
                 plain, contents = _parsed_reply(step.feedback)
                 keys = reading(plain, contents) if contents and reading is not None else plain
                 if keys <= seen:
                     # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
-                    novel.append(key not in visited)
+                    yield key not in visited
                 else:
-                    novel.append(True)
+                    yield True
                     seen |= keys
                 visited.add(key)
-            return novel
 
-        return states, _Novelty(novelty), progress, moves
+        return states, _Novelty(novelty()), progress, moves
 
     @staticmethod
     def _purposeful(
