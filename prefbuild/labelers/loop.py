@@ -173,12 +173,12 @@ def _masked(key: str) -> str:
     return _ENTITY.sub("#", key)
 
 
-def _may_repeat(keys: list[str | None]) -> bool:
-    """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked."""
+def _may_repeat(keys: list[str | None], masked: list[str | None]) -> bool:
+    """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked
+    (``masked`` holds the keys with names masked)."""
     present = [key for key in keys if key is not None]
     if len(set(present)) < len(present):
         return True
-    masked = [_masked(key) if key is not None else None for key in keys]
     pairs = [(a, b) for a, b in pairwise(masked) if a is not None and b is not None]
     return len(set(pairs)) < len(pairs)
 
@@ -192,9 +192,10 @@ def _well_formed(step: Step, key: str) -> bool:
     return ran is not None and ran.strip().lower() == key
 
 
-def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[int, int]]:
+def _failed_variants(steps: list[Step], keys: list[str | None], masked: list[str | None]) -> list[tuple[int, int]]:
     """(earlier, later) well-formed command steps, thoughts aside, that both did nothing and differ
-    in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``)."""
+    in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``); ``masked``
+    holds the keys with names masked."""
     found: list[tuple[int, int]] = []
     previous: int | None = None
     for index, key in enumerate(keys):
@@ -202,7 +203,10 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
             continue
         if (
             previous is not None
-            and _may_vary(keys[previous] or "", key)
+            # cheap pre-check for the slot swap or the put elsewhere: the commands differ, and with names
+            # masked they are the same (a slot swapped), or both are puts
+            and (earlier := keys[previous] or "") != key
+            and (masked[previous] == masked[index] or (earlier.startswith("put ") and key.startswith("put ")))
             and is_nothing_happens(steps[index].feedback)
             and is_nothing_happens(steps[previous].feedback)
             and (swap := _slot_swap([keys[previous]], [key]) or _put_elsewhere(keys[previous], key)) is not None
@@ -213,14 +217,6 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
             found.append((previous, index))
         previous = index
     return found
-
-
-def _may_vary(earlier: str, later: str) -> bool:
-    """Cheap pre-check for ``_slot_swap`` or ``_put_elsewhere`` of two commands: they differ, and with names
-    masked they are the same (a slot swapped), or both are puts."""
-    return earlier != later and (
-        _masked(earlier) == _masked(later) or (earlier.startswith("put ") and later.startswith("put "))
-    )
 
 
 def _accidents(
@@ -447,16 +443,17 @@ class LoopLabeler(Labeler):
                 keys[index] = _thought_key(thought)
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        guesses = _failed_variants(steps, keys)
+        masked = [_masked(key) if key is not None else None for key in keys]
+        guesses = _failed_variants(steps, keys, masked)
         refuted = _refuted_guesses(steps, written)
-        if not guesses and not refuted and not _may_repeat(keys):
+        if not guesses and not refuted and not _may_repeat(keys, masked):
             return []
         states, novel, final, moves = self._replay(steps)
         found: dict[int, Label] = {}
         self._exact(trajectory, keys, [*states[1:], final], states, novel, moves, found)
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
             self._replays(keys, novel, found)
-            self._laps(keys, states, novel, found)
+            self._laps(keys, masked, states, novel, found)
             self._guesses(guesses, keys, states, novel, found)
             self._refuted(refuted, steps, novel, found)
         return [found[index] for index in sorted(found)]
@@ -679,12 +676,14 @@ class LoopLabeler(Labeler):
     def _laps(
         self,
         keys: list[str | None],
+        masked: list[str | None],
         states: list[frozenset[tuple[str, str]]],
         novel: _Novelty,
         found: dict[int, Label],
     ) -> None:
         """A block that replays the one before it with one entity swapped throughout, from the same
-        state and with nothing new: a lap of a search that learns nothing."""
+        state and with nothing new: a lap of a search that learns nothing (``masked``: the keys with
+        names masked)."""
 
         def evidence_of(start: int, size: int) -> str | None:
             block = range(start, start + size)
@@ -703,7 +702,7 @@ class LoopLabeler(Labeler):
 
         # a lap starts from the same state with its first command again, or with one name in it changed
         heads: list[Hashable | None] = [
-            (state, _masked(key)) if key is not None else None for state, key in zip(states, keys, strict=True)
+            (state, name) if name is not None else None for state, name in zip(states, masked, strict=True)
         ]
         self._blocks(keys, novel, found, 0.85, evidence_of, heads)
 
