@@ -121,8 +121,10 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
     contents: list[tuple[str, frozenset[str]]] = []
-    # both forms of a listing say "you see": without it there is none
-    for match in _CONTENTS_RE.finditer(lowered) if "you see" in lowered else ():
+    # a listing says "on the X, you see ..." or "the X is open. in it, you see ...": without those words there
+    # is none (the room's description, "around you, you see ...", lists no receptacle's contents)
+    listing = ("on the " in lowered and ", you see " in lowered) or " is open. in it, you see " in lowered
+    for match in _CONTENTS_RE.finditer(lowered) if listing else ():
         receptacle = match.group(1) or match.group(2)
         items = entities(match.group(3))
         contents.append((receptacle, items))
