@@ -60,16 +60,23 @@ class InvalidActionLabeler(Labeler):
     def label(self, trajectory: Trajectory) -> list[Label]:
         if not self.applies_to(trajectory):
             return []
-        seen = _SeenNames()
-        holding: str | None = None
+        steps = trajectory.steps
+        seen = _SeenNames(steps)
+        hand = _Hand(steps)
         labels: list[Label] = []
-        for step in trajectory.steps:
-            seen.add(step.observation)
-            label = self._step(step, seen, holding)
+        for position, step in enumerate(steps):
+            facts = step.facts
+            # Accepted by the env as written, no snap, no admissible list, no "Nothing happens.": no check fires.
+            if (
+                step.valid is True
+                and facts.executed_action is None
+                and not (isinstance(facts.admissible, list) and facts.admissible)
+                and not is_nothing_happens(step.feedback)
+            ):
+                continue
+            label = self._step(step, seen, hand, position)
             if label is not None:
                 labels.append(label)
-            seen.add(step.feedback)
-            holding = held_after(step, holding)
         return labels
 
     @staticmethod
@@ -81,7 +88,7 @@ class InvalidActionLabeler(Labeler):
             return step.valid
         return entities(written) <= entities(step.feedback)
 
-    def _step(self, step: Step, seen: _SeenNames, holding: str | None) -> Label | None:
+    def _step(self, step: Step, seen: _SeenNames, hand: _Hand, position: int) -> Label | None:
         written = canonical_command(step.action)
         if written is None or is_completion_claim(step.action):
             executed = step.facts.executed_action
@@ -115,19 +122,23 @@ class InvalidActionLabeler(Labeler):
         if snapped:
             reasons.append(f"the harness executed '{short(executed, 50)}' instead")
             confidence = max(confidence, 0.9)
-        if isinstance(admissible, list) and admissible and not snapped:
-            allowed = {canonical_command(command) for command in admissible if isinstance(command, str)}
-            if written not in allowed:
-                reasons.append("not among the admissible commands")
-                confidence = max(confidence, 0.9)
+        if (
+            isinstance(admissible, list)
+            and admissible
+            and not snapped
+            and not any(isinstance(command, str) and canonical_command(command) == written for command in admissible)
+        ):
+            reasons.append("not among the admissible commands")
+            confidence = max(confidence, 0.9)
         household = bool(_HOUSEHOLD_VERBS.match(written))
         if household and not self._accepted(step, written, snapped):
             if self.config["hallucinated_names"]:
-                unknown = sorted(entities(written) - seen.names())
+                unknown = sorted(seen.unknown(entities(written), position))
                 if unknown:
                     reasons.append("refers to " + ", ".join(f"'{name}'" for name in unknown) + ", never seen so far")
                     confidence = max(confidence, 0.9)
             obj = _object_in_hand(written) if self.config["not_in_hand"] else None
+            holding = hand.before(position) if obj is not None else None
             if obj is not None and obj != holding:
                 reasons.append(f"uses '{obj}' but holds " + (f"'{holding}'" if holding else "nothing"))
                 confidence = max(confidence, 0.85)
@@ -168,19 +179,72 @@ def _object_in_hand(command: str) -> str | None:
 
 
 class _SeenNames:
-    """Entity names the agent has been shown so far, scanned only when a check needs them
-    (most actions are accepted by the env and need no name check)."""
+    """Entity names the agent has been shown, looked up only when a check needs them, and then only
+    the names asked about (most actions are accepted by the env and need no name check)."""
 
-    def __init__(self) -> None:
-        self._pending: list[str] = []
-        self._names: set[str] = set()
+    def __init__(self, steps: list[Step]) -> None:
+        self._steps = steps
+        self._observations = 0  # observations of steps[:observations] are in texts
+        self._replies = 0  # replies of steps[:replies] are in texts
+        self._texts: list[str] = []  # lower-case
+        self._names: set[str] = set()  # names found in the texts so far
 
-    def add(self, text: str) -> None:
-        if text:
-            self._pending.append(text)
+    def unknown(self, names: frozenset[str], position: int) -> frozenset[str]:
+        """The entity ``names`` that no text shown before the action of ``steps[position]`` mentions
+        (the observations up to it, the replies before it); asked in increasing ``position``."""
+        missing = names - self._names
+        if not missing:
+            return missing
+        texts = self._texts
+        texts += [step.observation.lower() for step in self._steps[self._observations : position + 1]]
+        texts += [step.feedback.lower() for step in self._steps[self._replies : position]]
+        self._observations, self._replies = position + 1, position
+        for text in texts:
+            found = {name for name in missing if mentions(text, name)}
+            if found:
+                self._names |= found
+                missing -= found
+                if not missing:
+                    break
+        return missing
 
-    def names(self) -> set[str]:
-        for text in self._pending:
-            self._names |= entities(text)
-        self._pending.clear()
-        return self._names
+
+def mentions(lowered: str, name: str) -> bool:
+    """``name in entities(lowered)`` for an entity name (a type word and a number, as ``entities``
+    finds them) and a lower-case text, without reading the text's other names: the name stands
+    there as a word of its own (no letter, digit or underscore touching it), which is exactly where
+    the entity pattern (``\\b[a-z]+ \\d+\\b``) finds it.
+
+    Example:
+        >>> mentions("on the cabinet 10, you see a cup 1.", "cabinet 1"), mentions("go to cabinet 1", "cabinet 1")
+        (False, True)
+    """
+    end = len(lowered)
+    start = lowered.find(name)
+    while start >= 0:
+        after = start + len(name)
+        if (start == 0 or not _is_word(lowered[start - 1])) and (after == end or not _is_word(lowered[after])):
+            return True
+        start = lowered.find(name, start + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    """A character the regex word boundary ``\\b`` counts as part of a word."""
+    return char.isalnum() or char == "_"
+
+
+class _Hand:
+    """What the agent holds before each step, read from the env's replies up to it only when asked."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self._steps = steps
+        self._read = 0  # replies of steps[:read] are applied
+        self._holding: str | None = None
+
+    def before(self, index: int) -> str | None:
+        """What the agent holds before ``steps[index]`` (asked in increasing order)."""
+        while self._read < index:
+            self._holding = held_after(self._steps[self._read], self._holding)
+            self._read += 1
+        return self._holding

@@ -22,7 +22,7 @@ from the first repeated element on.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from functools import lru_cache
 from itertools import pairwise
 from typing import ClassVar
@@ -64,15 +64,53 @@ def info_keys(feedback: str, state: HouseState | None = None) -> frozenset[Hasha
     plain, contents = _parsed_reply(feedback)
     if not contents or state is None or not (state.origin or state.where):
         return plain
-    keys: set[Hashable] = set(plain)
-    for receptacle, items in contents:
-        moved_in = {obj for obj, place in state.where.items() if place == receptacle}
-        taken = {obj for obj, origin in state.origin.items() if origin == receptacle and obj in state.where}
-        adjusted = frozenset((items - moved_in) | taken)
-        if adjusted != items:
-            keys.discard(("contents", receptacle, items))
-            keys.add(("contents", receptacle, adjusted))
-    return frozenset(keys)
+    return _Adjust(state)(plain, contents)
+
+
+class _Adjust:
+    """Replies' information keys as ``info_keys`` adjusts them for one state: per receptacle, the
+    objects the agent put there (absent) and those it took from there (still there)."""
+
+    def __init__(self, state: HouseState) -> None:
+        self._moved_in: dict[str, set[str]] = {}
+        self._taken: dict[str, set[str]] = {}
+        for obj, place in state.where.items():
+            self._moved_in.setdefault(place, set()).add(obj)
+        for obj, origin in state.origin.items():
+            if obj in state.where:
+                self._taken.setdefault(origin, set()).add(obj)
+
+    def __call__(
+        self, plain: frozenset[Hashable], contents: tuple[tuple[str, frozenset[str]], ...]
+    ) -> frozenset[Hashable]:
+        keys: set[Hashable] | None = None
+        for receptacle, items in contents:
+            moved_in, taken = self._moved_in.get(receptacle), self._taken.get(receptacle)
+            if moved_in is None and taken is None:
+                continue  # nothing moved to or from it: the listing stands
+            adjusted = frozenset((items - (moved_in or set())) | (taken or set()))
+            if adjusted != items:
+                if keys is None:
+                    keys = set(plain)
+                keys.discard(("contents", receptacle, items))
+                keys.add(("contents", receptacle, adjusted))
+        return plain if keys is None else frozenset(keys)
+
+
+class _Novelty:
+    """Whether each step brought something new, worked out only as far as asked: most episodes with a
+    repeated command are settled by the state alone (the walk back with the object in hand)."""
+
+    def __init__(self, values: Iterator[bool]) -> None:
+        self._pending = values  # one value per step, in order
+        self._values: list[bool] = []
+
+    def __getitem__(self, index: int) -> bool:
+        """Whether step ``index`` (>= 0) brought something new."""
+        values = self._values
+        while len(values) <= index:
+            values.append(next(self._pending))
+        return values[index]
 
 
 @lru_cache(maxsize=4096)
@@ -83,7 +121,10 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     lowered = feedback.lower()
     keys: set[Hashable] = set(entities(lowered))
     contents: list[tuple[str, frozenset[str]]] = []
-    for match in _CONTENTS_RE.finditer(lowered):
+    # a listing says "on the X, you see ..." or "the X is open. in it, you see ...": without those words there
+    # is none (the room's description, "around you, you see ...", lists no receptacle's contents)
+    listing = ("on the " in lowered and ", you see " in lowered) or " is open. in it, you see " in lowered
+    for match in _CONTENTS_RE.finditer(lowered) if listing else ():
         receptacle = match.group(1) or match.group(2)
         items = entities(match.group(3))
         contents.append((receptacle, items))
@@ -116,7 +157,7 @@ def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str,
         if old == new:
             continue
         old_names, new_names = _ENTITY.findall(old), _ENTITY.findall(new)
-        if len(old_names) != len(new_names) or _ENTITY.sub("#", old) != _ENTITY.sub("#", new):
+        if len(old_names) != len(new_names) or _masked(old) != _masked(new):
             return None
         for a, b in zip(old_names, new_names, strict=True):
             if a == b:
@@ -128,12 +169,18 @@ def _slot_swap(earlier: list[str | None], later: list[str | None]) -> tuple[str,
     return swap
 
 
-def _may_repeat(keys: list[str | None]) -> bool:
-    """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked."""
+@lru_cache(maxsize=4096)
+def _masked(key: str) -> str:
+    """The key with every entity name masked (``go to cabinet 3`` -> ``go to #``)."""
+    return _ENTITY.sub("#", key)
+
+
+def _may_repeat(keys: list[str | None], masked: list[str | None]) -> bool:
+    """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked
+    (``masked`` holds the keys with names masked)."""
     present = [key for key in keys if key is not None]
     if len(set(present)) < len(present):
         return True
-    masked = [_ENTITY.sub("#", key) if key is not None else None for key in keys]
     pairs = [(a, b) for a, b in pairwise(masked) if a is not None and b is not None]
     return len(set(pairs)) < len(pairs)
 
@@ -147,9 +194,10 @@ def _well_formed(step: Step, key: str) -> bool:
     return ran is not None and ran.strip().lower() == key
 
 
-def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[int, int]]:
+def _failed_variants(steps: list[Step], keys: list[str | None], masked: list[str | None]) -> list[tuple[int, int]]:
     """(earlier, later) well-formed command steps, thoughts aside, that both did nothing and differ
-    in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``)."""
+    in one slot (``take apple 1 from countertop 1`` then ``take apple 2 from countertop 1``); ``masked``
+    holds the keys with names masked."""
     found: list[tuple[int, int]] = []
     previous: int | None = None
     for index, key in enumerate(keys):
@@ -157,6 +205,10 @@ def _failed_variants(steps: list[Step], keys: list[str | None]) -> list[tuple[in
             continue
         if (
             previous is not None
+            # cheap pre-check for the slot swap or the put elsewhere: the commands differ, and with names
+            # masked they are the same (a slot swapped), or both are puts
+            and (earlier := keys[previous] or "") != key
+            and (masked[previous] == masked[index] or (earlier.startswith("put ") and key.startswith("put ")))
             and is_nothing_happens(steps[index].feedback)
             and is_nothing_happens(steps[previous].feedback)
             and (swap := _slot_swap([keys[previous]], [key]) or _put_elsewhere(keys[previous], key)) is not None
@@ -235,22 +287,29 @@ _SITUATION = frozenset({"look", "inventory"})
 _WRITTEN_TAKE = re.compile(r"^take ([a-z]+) (\d+) from ([a-z]+ \d+)$")
 
 
-def _refuted_guesses(steps: list[Step]) -> list[tuple[int, int]]:
+def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple[int, int]]:
     """(earlier, later) consecutive written takes of one object type from one receptacle with another
     number, neither of which got that object, where the later one names an object the receptacle's last
     listing did not show (``take saltshaker 1``, snapped onto ``take spoon 1``, then ``take saltshaker 2``
     where the countertop listed only the spoon): guessing numbers the episode has already ruled out, also
-    when the harness snapped each guess onto some other command."""
-    commands = [(index, step) for index, step in enumerate(steps) if step.action is not None]
-    takes = [_WRITTEN_TAKE.match(canonical_command(step.action) or "") for _, step in commands]
-    candidates = [
-        (commands[n - 1][0], commands[n][0], take)
-        for n in range(1, len(commands))
-        if (take := takes[n]) is not None
-        and (guess := takes[n - 1]) is not None
-        and (guess.group(1), guess.group(3)) == (take.group(1), take.group(3))
-        and guess.group(2) != take.group(2)
-    ]
+    when the harness snapped each guess onto some other command; ``written`` holds each step's
+    canonical written command."""
+    candidates: list[tuple[int, int, re.Match[str]]] = []
+    last = -1  # the last step with a command, and its written take
+    guess: re.Match[str] | None = None
+    for index, (step, command) in enumerate(zip(steps, written, strict=True)):
+        if step.action is None:
+            continue
+        # the pattern is anchored on "take ": other commands cannot match it
+        take = _WRITTEN_TAKE.match(command) if command and command.startswith("take ") else None
+        if (
+            take is not None
+            and guess is not None
+            and (guess.group(1), guess.group(3)) == (take.group(1), take.group(3))
+            and guess.group(2) != take.group(2)
+        ):
+            candidates.append((last, index, take))
+        last, guess = index, take
     found: list[tuple[int, int]] = []
     for earlier, later, take in candidates:
         kind, receptacle = take.group(1), take.group(3)
@@ -287,7 +346,7 @@ def _bearing(moves: Moves, place: str) -> Moves:
 
 
 def _same_reply(first: Step, second: Step) -> bool:
-    return normalize_text(first.feedback) == normalize_text(second.feedback)
+    return first.feedback == second.feedback or normalize_text(first.feedback) == normalize_text(second.feedback)
 
 
 _MARKER = re.compile(r"^[\s>]+|[\s.]+$")
@@ -322,7 +381,7 @@ def _next_command(keys: list[str | None], index: int) -> int | None:
     return next((later for later in range(index + 1, len(keys)) if _is_command(keys[later])), None)
 
 
-def _reacts_to_news(keys: list[str | None], novel: list[bool], since: int, index: int) -> bool:
+def _reacts_to_news(keys: list[str | None], novel: _Novelty, since: int, index: int) -> bool:
     """The thought at ``index``, a repeat of the one at ``since``, reacts to something new: the last
     command before it came after ``since`` and brought news, and the thought does not lead into a
     replay. A thought about the place just seen ("The pen is not here.") leads into a replay only when
@@ -376,19 +435,27 @@ class LoopLabeler(Labeler):
         steps = trajectory.steps
         if not steps:
             return []
-        keys = [step_key(step) for step in steps]
+        written = [canonical_command(step.action) for step in steps]
+        keys = [
+            command if (executed := step.facts.executed_action) is None else canonical_command(executed)
+            for step, command in zip(steps, written, strict=True)
+        ]
+        for index, key in enumerate(keys):  # step_key: a turn without a command is its thought
+            if key is None and (thought := steps[index].thought):
+                keys[index] = _thought_key(thought)
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        guesses = _failed_variants(steps, keys)
-        refuted = _refuted_guesses(steps)
-        if not guesses and not refuted and not _may_repeat(keys):
+        masked = [_masked(key) if key is not None else None for key in keys]
+        guesses = _failed_variants(steps, keys, masked)
+        refuted = _refuted_guesses(steps, written)
+        if not guesses and not refuted and not _may_repeat(keys, masked):
             return []
         states, novel, final, moves = self._replay(steps)
         found: dict[int, Label] = {}
         self._exact(trajectory, keys, [*states[1:], final], states, novel, moves, found)
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
             self._replays(keys, novel, found)
-            self._laps(keys, states, novel, found)
+            self._laps(keys, masked, states, novel, found)
             self._guesses(guesses, keys, states, novel, found)
             self._refuted(refuted, steps, novel, found)
         return [found[index] for index in sorted(found)]
@@ -396,31 +463,47 @@ class LoopLabeler(Labeler):
     @staticmethod
     def _replay(
         steps: list[Step],
-    ) -> tuple[list[frozenset[tuple[str, str]]], list[bool], frozenset[tuple[str, str]], list[Moves]]:
+    ) -> tuple[list[frozenset[tuple[str, str]]], _Novelty, frozenset[tuple[str, str]], list[Moves]]:
         """The confirmed state before each step, whether each step brought something new (a reply
-        showing what the agent had not seen, or a state never reached before), and the moves made
-        before each step."""
+        showing what the agent had not seen, or a state never reached before; worked out only when
+        first asked), and the moves made before each step."""
         state = HouseState()
-        seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
-        visited = {state.key()}
         states: list[frozenset[tuple[str, str]]] = []
-        novel: list[bool] = []
         moves: list[Moves] = []
+        reached: list[frozenset[tuple[str, str]]] = []  # the state's key after each step
+        adjusts: list[_Adjust | None] = []  # how each step's reply is read in the state it left
+        snapshot = state.key()
+        progress, moved, adjust = _progress(state), _moves(state), None
         for step in steps:
-            states.append(_progress(state))
-            # the moves change only with the state: reuse the last snapshot while the key is the same
-            moves.append(moves[-1] if moves and states[-1] is states[-2] else _moves(state))
+            states.append(progress)
+            moves.append(moved)
             state.apply(step.feedback)
-            keys = info_keys(step.feedback, state)
-            reached = state.key()  # switching the lamp on is news, though it changes nothing elsewhere
-            novel.append(bool(keys - seen) or reached not in visited)
-            visited.add(reached)
-            seen |= keys
-        return states, novel, _progress(state), moves
+            if state.key() is not snapshot:  # a new key object exactly when the reply changed something
+                snapshot = state.key()
+                progress, moved = _progress(state), _moves(state)
+                adjust = _Adjust(state) if state.origin or state.where else None
+            reached.append(snapshot)
+            adjusts.append(adjust)
+
+        def novelty() -> Iterator[bool]:
+            seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+            visited = {HouseState().key()}
+            for step, key, reading in zip(steps, reached, adjusts, strict=True):
+                plain, contents = _parsed_reply(step.feedback)
+                keys = reading(plain, contents) if contents and reading is not None else plain
+                if keys <= seen:
+                    # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
+                    yield key not in visited
+                else:
+                    yield True
+                    seen |= keys
+                visited.add(key)
+
+        return states, _Novelty(novelty()), progress, moves
 
     @staticmethod
     def _purposeful(
-        steps: list[Step], keys: list[str | None], novel: list[bool], changed: list[bool], index: int
+        steps: list[Step], keys: list[str | None], novel: _Novelty, changed: list[bool], index: int
     ) -> bool:
         """A ``go to`` whose next command there (thoughts aside) brought something new or changed the
         confirmed state: fetching the object seen there, opening it, putting something in."""
@@ -435,7 +518,7 @@ class LoopLabeler(Labeler):
             # An errand there with an object in hand, or believed in hand, tried for the first time
             # ("put egg 1 in/on countertop 1" after the walk back) is a purpose even when it fails.
             errand = _ERRAND.match(following) is not None and place in following and following not in keys[:later]
-            return errand or ((novel[later] or changed[later]) and not following.startswith("go to "))
+            return errand or (not following.startswith("go to ") and (changed[later] or novel[later]))
         return False
 
     def _exact(
@@ -444,7 +527,7 @@ class LoopLabeler(Labeler):
         keys: list[str | None],
         after: list[frozenset[tuple[str, str]]],
         states: list[frozenset[tuple[str, str]]],
-        novel: list[bool],
+        novel: _Novelty,
         moves: list[Moves],
         found: dict[int, Label],
     ) -> None:
@@ -463,10 +546,16 @@ class LoopLabeler(Labeler):
             if key is None:
                 continue
             group = (key, states[index])
+            occurrences = positions.get(key)
+            if occurrences is None:  # the first occurrence: a group of its own, nothing to compare
+                group_of[index] = group
+                positions[key] = [index]
+                groups[group] = [index]
+                continue
             if group not in groups:
                 # Nothing changed since an earlier occurrence ended: it joins that one's group.
                 group = next(
-                    (group_of[i] for i in positions.get(key, ()) if after[i] == states[index]),
+                    (group_of[i] for i in occurrences if after[i] == states[index]),
                     group,
                 )
             if group not in groups and key.startswith("go to "):
@@ -475,37 +564,38 @@ class LoopLabeler(Labeler):
                 group = next(
                     (
                         group_of[i]
-                        for i in reversed(positions.get(key, ()))
+                        for i in reversed(occurrences)
                         if _bearing(moves[i], place) == _bearing(moves[index], place)
                     ),
                     group,
                 )
             group_of[index] = group
-            positions.setdefault(key, []).append(index)
+            occurrences.append(index)
             earlier = groups.setdefault(group, [])
-            # A thought reacts to the turn before it: repeated right after something new was seen, it is
-            # a new reaction (the same "not here" at each new place), not a loop.
-            reacted = key.startswith("think: ") and bool(earlier) and _reacts_to_news(keys, novel, earlier[-1], index)
-            # A command that once changed the state and now does something else (the put that worked,
-            # tried again with nothing in hand) is a failed errand, not a repeat of the same thing.
-            undone = bool(earlier) and states[earlier[-1]] != after[earlier[-1]] and not _same_reply(
-                steps[earlier[-1]], steps[index]
-            )
-            # A command that did nothing, written anew in another format, is an attempt at the format.
-            respelled = bool(earlier) and not key.startswith("think: ") and _respelled(steps, earlier, index)
-            # Fetching back, as written, what a snapped command moved by accident (the put ran at the desk,
-            # not at the shelf) redoes the lost work: it is not a repeat.
-            redone = bool(earlier) and _redoes(steps[index], key, earlier[-1], accidents)
-            # "look" somewhere else, or "inventory" with another hand, reports something else.
-            elsewhere = key in _SITUATION and bool(earlier) and not _same_reply(steps[earlier[-1]], steps[index])
-            # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
-            # then "go to drawer 1" in a ReAct run) is its first execution.
-            first_run = bool(earlier) and not is_nothing_happens(steps[index].feedback) and all(
-                is_nothing_happens(steps[i].feedback) for i in earlier
-            )
-            excused = reacted or undone or respelled or redone or first_run or elsewhere
-            if earlier and not novel[index] and not excused and not self._purposeful(
-                steps, keys, novel, changed, index
+            # A repeat is stagnant unless one of these holds (each read only while the others leave it open;
+            # whether the step brought something new is asked last, as working it out is the costliest).
+            if earlier and not (
+                # A command that once changed the state and now does something else (the put that worked,
+                # tried again with nothing in hand) is a failed errand, not a repeat of the same thing.
+                (states[earlier[-1]] != after[earlier[-1]] and not _same_reply(steps[earlier[-1]], steps[index]))
+                # "look" somewhere else, or "inventory" with another hand, reports something else.
+                or (key in _SITUATION and not _same_reply(steps[earlier[-1]], steps[index]))
+                # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
+                # then "go to drawer 1" in a ReAct run) is its first execution.
+                or (
+                    not is_nothing_happens(steps[index].feedback)
+                    and all(is_nothing_happens(steps[i].feedback) for i in earlier)
+                )
+                # A command that did nothing, written anew in another format, is an attempt at the format.
+                or (not key.startswith("think: ") and _respelled(steps, earlier, index))
+                # Fetching back, as written, what a snapped command moved by accident (the put ran at the desk,
+                # not at the shelf) redoes the lost work: it is not a repeat.
+                or _redoes(steps[index], key, earlier[-1], accidents)
+                or self._purposeful(steps, keys, novel, changed, index)
+                or novel[index]
+                # A thought reacts to the turn before it: repeated right after something new was seen, it is
+                # a new reaction (the same "not here" at each new place), not a loop.
+                or (key.startswith("think: ") and _reacts_to_news(keys, novel, earlier[-1], index))
             ):
                 repeats.setdefault(group, []).append(index)
             earlier.append(index)
@@ -537,39 +627,43 @@ class LoopLabeler(Labeler):
     def _blocks(
         self,
         keys: list[str | None],
-        novel: list[bool],
+        novel: _Novelty,
         found: dict[int, Label],
         confidence: float,
         evidence_of: Callable[[int, int], str | None],
+        heads: Sequence[Hashable | None],
     ) -> None:
         """Label every block ``[start, start + size)`` (size 2..``max_cycle``) for which
         ``evidence_of(start, size)`` explains how it replays the block right before it; a thought
-        in it that reacts to news since its counterpart (the "not here" after a new place) is not."""
+        in it that reacts to news since its counterpart (the "not here" after a new place) is not.
+        ``evidence_of`` is asked only where ``heads[start]`` is not None and equals ``heads[start - size]``,
+        which it must require."""
         total = len(keys)
         longest = int(self.config["max_cycle"])
         for size in range(2, longest + 1):  # max_cycle 1: no blocks
-            start = size
-            while start + size <= total:
+            free = size  # the first start not inside a block already labelled at this size
+            for start in range(size, total - size + 1):
+                if start < free or heads[start] is None or heads[start] != heads[start - size]:
+                    continue
                 evidence = evidence_of(start, size)
                 if evidence is None:
-                    start += 1
                     continue
                 for index in range(start, start + size):
                     key = keys[index] or ""
                     if key.startswith("think: ") and _reacts_to_news(keys, novel, index - size, index):
                         continue
                     found.setdefault(index, self.make_label(index, confidence, evidence))
-                start += size
+                free = start + size
 
-    def _replays(self, keys: list[str | None], novel: list[bool], found: dict[int, Label]) -> None:
+    def _replays(self, keys: list[str | None], novel: _Novelty, found: dict[int, Label]) -> None:
         """A block replayed in full right after itself with nothing new in the replay: a memorised
         script, even where the first run had changed the state."""
 
         def evidence_of(start: int, size: int) -> str | None:
             block = range(start, start + size)
-            if any(novel[i] or keys[i] is None or keys[i] != keys[i - size] for i in block):
+            if any(keys[i] is None or keys[i] != keys[i - size] for i in block):
                 return None
-            if len(set(keys[start - size : start])) < 2:
+            if len(set(keys[start - size : start])) < 2 or any(novel[i] for i in block):
                 return None
             script = " -> ".join(f"'{short(keys[i] or '', 30)}'" for i in range(start - size, start)[:3])
             return (
@@ -578,37 +672,44 @@ class LoopLabeler(Labeler):
                 "with nothing new seen"
             )
 
-        self._blocks(keys, novel, found, 0.9, evidence_of)
+        # a replay starts with its block's first command again
+        self._blocks(keys, novel, found, 0.9, evidence_of, keys)
 
     def _laps(
         self,
         keys: list[str | None],
+        masked: list[str | None],
         states: list[frozenset[tuple[str, str]]],
-        novel: list[bool],
+        novel: _Novelty,
         found: dict[int, Label],
     ) -> None:
         """A block that replays the one before it with one entity swapped throughout, from the same
-        state and with nothing new: a lap of a search that learns nothing."""
+        state and with nothing new: a lap of a search that learns nothing (``masked``: the keys with
+        names masked)."""
 
         def evidence_of(start: int, size: int) -> str | None:
             block = range(start, start + size)
-            if states[start] != states[start - size] or any(novel[i] for i in block):
+            if states[start] != states[start - size]:
                 return None
             varied = [i for i in block if keys[i] != keys[i - size]]
             if all((keys[i] or "").startswith(("go to ", "think: ")) and keys[i] not in keys[:i] for i in varied):
                 return None  # only a first visit, or a new thought naming it, varies: it explores
             swap = _slot_swap(keys[start - size : start], keys[start : start + size])
-            if swap is None:
+            if swap is None or any(novel[i] for i in block):
                 return None
             return (
                 f"steps {format_steps(list(block))} replay steps {format_steps(list(range(start - size, start)))} "
                 f"with only '{swap[0]}' changed to '{swap[1]}', nothing new seen and nothing changed"
             )
 
-        self._blocks(keys, novel, found, 0.85, evidence_of)
+        # a lap starts from the same state with its first command again, or with one name in it changed
+        heads: list[Hashable | None] = [
+            (state, name) if name is not None else None for state, name in zip(states, masked, strict=True)
+        ]
+        self._blocks(keys, novel, found, 0.85, evidence_of, heads)
 
     def _refuted(
-        self, refuted: list[tuple[int, int]], steps: list[Step], novel: list[bool], found: dict[int, Label]
+        self, refuted: list[tuple[int, int]], steps: list[Step], novel: _Novelty, found: dict[int, Label]
     ) -> None:
         """A take guessed with another number where the listing already showed there is no such object."""
         for earlier, later in refuted:
@@ -627,7 +728,7 @@ class LoopLabeler(Labeler):
         guesses: list[tuple[int, int]],
         keys: list[str | None],
         states: list[frozenset[tuple[str, str]]],
-        novel: list[bool],
+        novel: _Novelty,
         found: dict[int, Label],
     ) -> None:
         """A command that did nothing tried again with one slot changed, from the same state and with
