@@ -15,6 +15,7 @@ labelled; a conceivable one the table forbids (an apple in a cabinet) only with
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
@@ -61,8 +62,8 @@ class ImplausibleLocationLabeler(Labeler):
         wanted = ("odd", "conceivable") if self.config["conceivable"] else ("odd",)
         candidates = {
             target[1]
-            for step in trajectory.steps
-            if step.action and (target := command_target(step.action)) is not None and target[0] in verbs
+            for action in {step.action for step in trajectory.steps}
+            if action and (target := command_target(action)) is not None and target[0] in verbs
         }
         if not any(
             entity_type(name) not in exempt and placement(goal.obj, entity_type(name)) in wanted for name in candidates
@@ -118,14 +119,24 @@ def _believed_after(step: Step, believed: str | None) -> str | None:
     claimed = claimed_take(step.thought)
     if claimed:
         return claimed
-    command = canonical_command(step.action)
+    change = _belief_change(step.action)
+    return believed if change is _KEEP else change
+
+
+_KEEP = "\0keep"
+
+
+@lru_cache(maxsize=8192)  # actions repeat across episodes
+def _belief_change(action: str | None) -> str | None:
+    """What a command makes the agent believe it holds: the object of a take, None after a put, else _KEEP."""
+    command = canonical_command(action)
     if command is None:
-        return believed
+        return _KEEP
     if command.startswith("take "):
         return command.split(" from ", 1)[0][len("take ") :]
     if command.startswith("put "):
         return None
-    return believed
+    return _KEEP
 
 
 def _a(noun: str) -> str:
