@@ -159,9 +159,8 @@ def command_target(action: str) -> tuple[str, str] | None:
 
 def held_after(step: Step, holding: str | None) -> str | None:
     """What the agent holds after ``step``, from the env's feedback (unchanged when it says nothing)."""
-    change = (
-        _hand_change(step.feedback) if len(step.feedback) <= _CACHED_TEXT else _hand_change.__wrapped__(step.feedback)
-    )
+    feedback = step.feedback
+    change = _hand_change(feedback) if len(feedback) <= _CACHED_TEXT else _hand_change.__wrapped__(feedback)
     return holding if change is _UNCHANGED else change
 
 
