@@ -41,11 +41,6 @@ _THOUGHT_TAKE = re.compile(
 )
 
 
-# Every match of _THOUGHT_TAKE holds one of these words; in an ASCII text its case-insensitive match is plain
-# ASCII case, which lower() undoes (other texts may fold "K" or "ı" into the words, so they skip the test).
-_TAKE_WORDS = ("take", "took", "pick", "grab", "have", "'ve", "holding", "carrying")
-
-
 def claimed_take(thought: str | None) -> str | None:
     """The object a thought says the agent takes ("Now I take a mug (1)." -> ``mug 1``).
 
@@ -59,8 +54,19 @@ def claimed_take(thought: str | None) -> str | None:
 @lru_cache(maxsize=4096)  # thoughts repeat, and two labelers read each one
 def _claimed_take(thought: str) -> str | None:
     if thought.isascii():
+        # Every match of _THOUGHT_TAKE holds one of these words; in an ASCII text its case-insensitive match is
+        # plain ASCII case, which lower() undoes (other texts may fold "K" or "ı" into them, so they skip this).
         lowered = thought.lower()
-        if not any(word in lowered for word in _TAKE_WORDS):
+        if not (
+            "take" in lowered
+            or "took" in lowered
+            or "pick" in lowered
+            or "grab" in lowered
+            or "have" in lowered
+            or "'ve" in lowered
+            or "holding" in lowered
+            or "carrying" in lowered
+        ):
             return None
     match = _THOUGHT_TAKE.search(thought)
     if match is None:
