@@ -132,13 +132,13 @@ def _line_entities(line: str) -> frozenset[str]:
 
 # A name is a whole word of letters, one space and a whole number; the lookahead leaves out the words in
 # _NOT_ENTITIES ("loc 17", "step 3"), exactly as filtering the matches would (names never overlap).
-_NAME_RE = re.compile(
-    r"\b(?!(?:" + "|".join(sorted(_NOT_ENTITIES, key=lambda word: (-len(word), word))) + r") )[a-z]+ \d+\b"
-)
+_NAME = r"\b(?!(?:" + "|".join(sorted(_NOT_ENTITIES, key=lambda word: (-len(word), word))) + r") )[a-z]+ \d+\b"
+_NAME_RE = re.compile(_NAME)
+_NAME_ASCII_RE = re.compile(_NAME, re.ASCII)  # the same matches on ASCII text, found faster
 
 
 def _entities(lowered: str) -> frozenset[str]:
-    return frozenset(_NAME_RE.findall(lowered))
+    return frozenset((_NAME_ASCII_RE if lowered.isascii() else _NAME_RE).findall(lowered))
 
 
 def entity_type(name: str) -> str:
