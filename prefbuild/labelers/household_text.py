@@ -70,6 +70,7 @@ def _compact(name: str) -> str:
     return name.replace(" ", "")
 
 
+@lru_cache(maxsize=4096)  # goals repeat across episodes and several labelers parse each one
 def parse_goal(text: str) -> Goal | None:
     """The goal of an ALFWorld task sentence, or None when it matches no template.
 
@@ -81,7 +82,7 @@ def parse_goal(text: str) -> Goal | None:
     if marker >= 0:
         goal = goal[marker + len("your task is to:") :]
     goal = goal.strip().split("\n", 1)[0].strip().rstrip(".!").strip()
-    goal = re.sub(r"\s+", " ", goal)
+    goal = " ".join(goal.split())  # re.sub(r"\s+", " ", goal) of a stripped text: split() cuts at exactly \s
     for kind, pattern in _GOAL_PATTERNS:
         match = pattern.match(goal)
         if match:
@@ -91,10 +92,19 @@ def parse_goal(text: str) -> Goal | None:
 
 def task_goal(task: TaskInfo, first_observation: str = "") -> Goal | None:
     """The goal from ``task.goal`` (falling back to the intro text); the kind from ``task.type`` wins."""
-    goal = parse_goal(task.goal) or (parse_goal(first_observation) if first_observation else None)
+    goal = _typed_goal(task.goal, task.type)
+    if goal is None and first_observation:
+        goal = _typed_goal(first_observation, task.type)
+    return goal
+
+
+@lru_cache(maxsize=4096)
+def _typed_goal(text: str, task_type: str) -> Goal | None:
+    """``parse_goal(text)`` with the kind that ``task_type`` names, if it names one."""
+    goal = parse_goal(text)
     if goal is None:
         return None
-    task_type = task.type.lower()
+    task_type = task_type.lower()
     for prefix, kind in _KIND_FROM_TYPE:
         if task_type.startswith(prefix) and kind != goal.kind:
             return Goal(kind=kind, obj=goal.obj, receptacle=goal.receptacle)
@@ -104,22 +114,31 @@ def task_goal(task: TaskInfo, first_observation: str = "") -> Goal | None:
 _CACHED_TEXT = 256  # short texts (commands, feedback) repeat; long observation turns rarely do
 
 
+@lru_cache(maxsize=4096)  # several labelers read the same replies of an episode
 def entities(text: str) -> frozenset[str]:
     """Every display name (``"cabinet 3"``) mentioned in ``text``."""
-    return _entities_cached(text) if len(text) <= _CACHED_TEXT else _entities(text)
+    lowered = text.lower()
+    if "\n" not in lowered:
+        return _entities(lowered)
+    # A name never spans a line and a line break is a word boundary, so the names of a text are those of its
+    # lines; the lines of long replies (AgentBench's list of available actions) repeat from step to step.
+    return frozenset().union(*map(_line_entities, lowered.split("\n")))
 
 
-@lru_cache(maxsize=4096)
-def _entities_cached(text: str) -> frozenset[str]:
-    return _entities(text)
+@lru_cache(maxsize=16384)
+def _line_entities(line: str) -> frozenset[str]:
+    return _entities(line)
 
 
-_NAME_RE = re.compile(r"\b[a-z]+ \d+\b")
+# A name is a whole word of letters, one space and a whole number; the lookahead leaves out the words in
+# _NOT_ENTITIES ("loc 17", "step 3"), exactly as filtering the matches would (names never overlap).
+_NAME = r"\b(?!(?:" + "|".join(sorted(_NOT_ENTITIES, key=lambda word: (-len(word), word))) + r") )[a-z]+ \d+\b"
+_NAME_RE = re.compile(_NAME)
+_NAME_ASCII_RE = re.compile(_NAME, re.ASCII)  # the same matches on ASCII text, found faster
 
 
-def _entities(text: str) -> frozenset[str]:
-    names = set(_NAME_RE.findall(text.lower()))
-    return frozenset(name for name in names if name[: name.index(" ")] not in _NOT_ENTITIES)
+def _entities(lowered: str) -> frozenset[str]:
+    return frozenset((_NAME_ASCII_RE if lowered.isascii() else _NAME_RE).findall(lowered))
 
 
 def entity_type(name: str) -> str:
@@ -140,9 +159,8 @@ def command_target(action: str) -> tuple[str, str] | None:
 
 def held_after(step: Step, holding: str | None) -> str | None:
     """What the agent holds after ``step``, from the env's feedback (unchanged when it says nothing)."""
-    change = (
-        _hand_change(step.feedback) if len(step.feedback) <= _CACHED_TEXT else _hand_change.__wrapped__(step.feedback)
-    )
+    feedback = step.feedback
+    change = _hand_change(feedback) if len(feedback) <= _CACHED_TEXT else _hand_change.__wrapped__(feedback)
     return holding if change is _UNCHANGED else change
 
 
@@ -167,6 +185,9 @@ def _hand_change(feedback: str) -> str | None:
     return _UNCHANGED
 
 
+_CONTENTS_RE = re.compile(r"(?:on the|the) ([a-z]+ \d+)(?:, you see| is open\. in it, you see) ([^.]*)")
+
+
 def object_locations(text: str) -> tuple[tuple[str, str], ...]:
     """See ``_object_locations``; cached for short texts."""
     return _object_locations_cached(text) if len(text) <= _CACHED_TEXT else _object_locations(text)
@@ -181,7 +202,7 @@ def _object_locations(text: str) -> tuple[tuple[str, str], ...]:
     """Objects seen in receptacles: ``"On the countertop 1, you see a apple 1."`` -> ((apple 1, countertop 1),)."""
     found: dict[str, str] = {}
     lowered = text.lower()
-    for match in re.finditer(r"(?:on the|the) ([a-z]+ \d+)(?:, you see| is open\. in it, you see) ([^.]*)", lowered):
+    for match in _CONTENTS_RE.finditer(lowered):
         receptacle = match.group(1)
         for item in entities(match.group(2)):
             found[item] = receptacle

@@ -15,6 +15,7 @@ labelled; a conceivable one the table forbids (an apple in a cabinet) only with
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
@@ -48,12 +49,17 @@ class ImplausibleLocationLabeler(Labeler):
     }
 
     def label(self, trajectory: Trajectory) -> list[Label]:
-        if not trajectory.steps:
+        steps = trajectory.steps
+        if not steps:
             return []
-        first = task_observation(trajectory.steps[0].observation)
-        goal = task_goal(trajectory.task, first)
+        # task_goal reads the first observation only when the task's goal text names no goal.
+        first: str | None = None
+        goal = task_goal(trajectory.task)
         if goal is None:
-            return []
+            first = task_observation(steps[0].observation)
+            goal = task_goal(trajectory.task, first)
+            if goal is None:
+                return []
         verbs = set(self.config["verbs"])
         exempt = {goal.receptacle, *self.config["exempt"]}
         if goal.appliance:
@@ -61,24 +67,29 @@ class ImplausibleLocationLabeler(Labeler):
         wanted = ("odd", "conceivable") if self.config["conceivable"] else ("odd",)
         candidates = {
             target[1]
-            for step in trajectory.steps
-            if step.action and (target := command_target(step.action)) is not None and target[0] in verbs
+            for action in {step.action for step in steps}
+            if action and (target := command_target(action)) is not None and target[0] in verbs
         }
-        if not any(
-            entity_type(name) not in exempt and placement(goal.obj, entity_type(name)) in wanted for name in candidates
-        ):
+        for name in candidates:
+            kind = entity_type(name)
+            if kind not in exempt and placement(goal.obj, kind) in wanted:
+                break
+        else:
             return []  # no exploring move to a place this labeler could flag
         known: set[str] = set()  # receptacles where the goal object or the task's lamp was seen
         holding: str | None = None
         believed: str | None = None  # what the agent says it took, confirmed or not (errands are not searches)
         labels: list[Label] = []
+        if first is None:
+            first = task_observation(steps[0].observation)
         for item, receptacle in object_locations(first):
             if entity_type(item) in (goal.obj, goal.receptacle):
                 known.add(receptacle)
-        for step in trajectory.steps:
+        for step in steps:
+            action = step.action
             believed = _believed_after(step, believed)
-            target = command_target(step.action) if step.action else None
-            if is_nothing_happens(step.feedback):
+            target = command_target(action) if action else None
+            if target is not None and is_nothing_happens(step.feedback):
                 target = None  # "Go to laundryhamper 1" that did nothing in a ReAct run visited nothing
             if target is not None and holding is None and believed is None:
                 verb, receptacle = target
@@ -103,9 +114,10 @@ class ImplausibleLocationLabeler(Labeler):
                             ),
                         )
                     )
-            feedback = step.feedback.lower()
-            mentions = goal.obj in feedback or (goal.kind == "examine" and "lamp" in feedback)
-            for item, receptacle in object_locations(step.feedback) if mentions else ():
+            feedback = step.feedback
+            lowered = feedback.lower()
+            mentions = goal.obj in lowered or (goal.kind == "examine" and "lamp" in lowered)
+            for item, receptacle in object_locations(feedback) if mentions else ():
                 kind = entity_type(item)
                 if kind == goal.obj or (goal.kind == "examine" and (kind == goal.receptacle or kind in _LAMPS)):
                     known.add(receptacle)
@@ -118,14 +130,24 @@ def _believed_after(step: Step, believed: str | None) -> str | None:
     claimed = claimed_take(step.thought)
     if claimed:
         return claimed
-    command = canonical_command(step.action)
+    change = _belief_change(step.action)
+    return believed if change is _KEEP else change
+
+
+_KEEP = "\0keep"
+
+
+@lru_cache(maxsize=8192)  # actions repeat across episodes
+def _belief_change(action: str | None) -> str | None:
+    """What a command makes the agent believe it holds: the object of a take, None after a put, else _KEEP."""
+    command = canonical_command(action)
     if command is None:
-        return believed
+        return _KEEP
     if command.startswith("take "):
         return command.split(" from ", 1)[0][len("take ") :]
     if command.startswith("put "):
         return None
-    return believed
+    return _KEEP
 
 
 def _a(noun: str) -> str:

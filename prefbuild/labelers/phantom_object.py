@@ -17,10 +17,11 @@ the confirmed hand does not hold it is labelled, with both hands in the evidence
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.household_state import HouseState
+from prefbuild.labelers.household_state import effects
 from prefbuild.labelers.text import canonical_command, short
 from prefbuild.records import FailureMode, Label, Trajectory
 
@@ -47,8 +48,26 @@ def claimed_take(thought: str | None) -> str | None:
         >>> claimed_take("Now I take a mug (1). Next, I need to go to microwave (1).")
         'mug 1'
     """
-    if not thought:
-        return None
+    return _claimed_take(thought) if thought else None
+
+
+@lru_cache(maxsize=4096)  # thoughts repeat, and two labelers read each one
+def _claimed_take(thought: str) -> str | None:
+    if thought.isascii():
+        # Every match of _THOUGHT_TAKE holds one of these words; in an ASCII text its case-insensitive match is
+        # plain ASCII case, which lower() undoes (other texts may fold "K" or "ı" into them, so they skip this).
+        lowered = thought.lower()
+        if not (
+            "take" in lowered
+            or "took" in lowered
+            or "pick" in lowered
+            or "grab" in lowered
+            or "have" in lowered
+            or "'ve" in lowered
+            or "holding" in lowered
+            or "carrying" in lowered
+        ):
+            return None
     match = _THOUGHT_TAKE.search(thought)
     if match is None:
         return None
@@ -69,6 +88,33 @@ def _believed(used: str, claimed: str | None, held: str | None) -> bool:
     return used.split(" ", 1)[0] == kind and (held is None or held.split(" ", 1)[0] != kind)
 
 
+_NO_OBJECTS: tuple[str | None, str | None, str | None] = (None, None, None)
+
+
+@lru_cache(maxsize=8192)  # actions repeat across episodes
+def _command_objects(action: str | None) -> tuple[str | None, str | None, str | None]:
+    """What a written command takes, the object it needs in hand, and the tool it names with a number.
+
+    ``("mug 1", None, None)`` for ``take mug 1 from shelf 1``; ``(None, "knife 1", "knife 1")`` for
+    ``slice apple 1 with knife 1``; ``(None, "apple 1", None)`` for ``heat apple 1 with microwave 1``.
+    """
+    written = canonical_command(action)
+    if not written:
+        return _NO_OBJECTS
+    take = _TAKE.match(written)
+    use = _USES_HELD.match(written)
+    tool = use.group(1) if use else None
+    return (
+        take.group(1) if take else None,
+        (tool or use.group(2)) if use else None,
+        tool if tool and " " in tool else None,
+    )
+
+
+# Long replies rarely repeat: read them without the cache, as HouseState does.
+_effects_uncached = getattr(effects, "__wrapped__", effects)
+
+
 class PhantomObjectLabeler(Labeler):
     """Labels commands that use an object the agent claims to hold but the env never gave it."""
 
@@ -79,29 +125,32 @@ class PhantomObjectLabeler(Labeler):
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
-        state = HouseState()
+        thought_claims = self.config["thought_claims"]
+        held: str | None = None  # the confirmed hand: the env's last pick-up, until it puts that object down
         claimed: str | None = None
         labels: list[Label] = []
         for step in trajectory.steps:
-            if self.config["thought_claims"]:
-                claimed = claimed_take(step.thought) or claimed
-            written = canonical_command(step.action)
-            take = _TAKE.match(written) if written else None
-            if take:
-                claimed = take.group(1)
-            use = _USES_HELD.match(written) if written else None
-            used = (use.group(1) or use.group(2)) if use else None
-            held = state.hand
+            if thought_claims:
+                thought = step.thought
+                if thought:
+                    claimed = _claimed_take(thought) or claimed
+            taken, used, tool = _command_objects(step.action)
+            if taken:
+                claimed = taken
             # The knife of a slice is claimed in hand by the command itself.
-            believed = use.group(1) if use and use.group(1) and " " in use.group(1) else claimed
-            if used and _believed(used, believed, held):
+            if used and _believed(used, tool or claimed, held):
                 labels.append(
                     self.make_label(
                         step,
                         0.9,
-                        f"'{short(step.action or '', 60)}' acts on '{believed}', which the agent believes it holds, "
-                        f"but the env confirmed " + (f"'{held}' in hand" if held else "an empty hand"),
+                        f"'{short(step.action or '', 60)}' acts on '{tool or claimed}', which the agent believes it "
+                        f"holds, but the env confirmed " + (f"'{held}' in hand" if held else "an empty hand"),
                     )
                 )
-            state.apply(step.feedback)
+            feedback = step.feedback
+            for effect in effects(feedback) if len(feedback) <= 512 else _effects_uncached(feedback):
+                if effect.kind == "pick":
+                    held = effect.obj
+                elif effect.kind == "put" and effect.obj == held:
+                    held = None
         return labels

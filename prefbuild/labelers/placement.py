@@ -13,6 +13,7 @@ conceivable.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 from prefbuild.envs.household.priors import is_plausible
@@ -44,6 +45,7 @@ BATHROOM_SUPPLIES = frozenset({"soapbar", "soapbottle", "toiletpaper", "spraybot
 NOT_IN_A_SAFE = frozenset({"pillow"}) | KITCHEN_OBJECTS | BATHROOM_SUPPLIES
 
 
+@lru_cache(maxsize=4096)  # a pure function of two type names, asked for every exploring move
 def placement(object_type: str, receptacle_type: str) -> Placement:
     """How sensible it is to look for ``object_type`` in ``receptacle_type``.
 

@@ -92,21 +92,34 @@ def task_observation(text: str) -> str:
         >>> task_observation("You are in the middle of a room. A. You are in the middle of a room. B.")
         'You are in the middle of a room. B.'
     """
+    return _task_observation(text)
+
+
+# Several labelers read the same first observation of an episode: a small bounded cache shares the cut.
+@lru_cache(maxsize=1024)
+def _task_observation(text: str) -> str:
     position = text.lower().rfind(_TASK_START)
     text = text[position:] if position > 0 else text
     return text.split("AVAILABLE ACTIONS", 1)[0]  # AgentBench's command list names nothing new
 
 
 def normalize_text(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().lower()
+    # str.split() splits at exactly the characters the regex \s matches (Py_UNICODE_ISSPACE), so this is
+    # _SPACES.sub(" ", text).strip(): the words joined by single spaces.
+    return " ".join(text.split()).lower()
+
+
+_NOTHING = (NOTHING_HAPPENS, "nothing happened")
 
 
 def is_nothing_happens(feedback: str | None) -> bool:
     """The household env's answer to an inadmissible command (also "Nothing happened")."""
     if not feedback:
         return False
-    head = feedback[:40].lstrip().lower()
-    return head.startswith(NOTHING_HAPPENS) or head.startswith("nothing happened")
+    first = feedback[0]
+    if first not in "nN" and not first.isspace():
+        return False  # only "n" and "N" lower-case to a text that starts with "n"
+    return feedback[:40].lstrip().lower().startswith(_NOTHING)
 
 
 @lru_cache(maxsize=4096)
@@ -118,6 +131,8 @@ def is_completion_claim(action: str | None) -> bool:
 
 def token_count(text: str) -> int:
     """A tokenizer-free size estimate: words for spaced scripts, one token per CJK character."""
+    if text.isascii():
+        return len(text.split())  # no CJK here, and a word is a run of non-space characters as str.split() cuts them
     return len(_WORD.findall(text)) + len(_CJK.findall(text))
 
 
@@ -146,7 +161,7 @@ def goal_known_unmet(trajectory: Trajectory, step: Step) -> bool:
 
 def short(text: str, limit: int = 80) -> str:
     """One-line excerpt for evidence strings."""
-    flat = _SPACES.sub(" ", text).strip()
+    flat = " ".join(text.split())  # as normalize_text
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
