@@ -129,7 +129,10 @@ class Labeler(ABC):
         """Labels for ``trajectory``; pure, no I/O, never raises on a valid record.
 
         Args:
-            trajectory: a trajectory (its existing labels are ignored).
+            trajectory: a trajectory (its existing labels are ignored). The label stage hands the
+                built-in labelers (modules under ``prefbuild.``) its struct form from
+                ``prefbuild.io.fast_records``, with the same attributes and values, so they read
+                attributes only; plug-in labelers always get the pydantic record.
 
         Returns:
             The labels this labeler finds, each with evidence.
