@@ -52,6 +52,16 @@ def read(paths):
     return steps
 
 
+def copy(reader):
+    steps = 0
+    with JsonlWriter(scratch / "copy.jsonl", flush=False) as writer:
+        for path in sources:
+            for trajectory in reader(path, Trajectory):
+                steps += len(trajectory.steps)
+                writer.write(trajectory)
+    return steps
+
+
 def pair_specs(expert):
     recipe = api.load("simulate").recipe
     specs = [spec.model_dump() for spec in recipe.pairs.strategies]
@@ -67,19 +77,9 @@ if what == "label_read":
 elif what == "label_read_fast":
     steps = sum(len(trajectory.steps) for path in sources for trajectory in read_fast_records(path, Trajectory))
 elif what == "label_read_write_fast":
-    steps = 0
-    with JsonlWriter(scratch / "copy.jsonl", flush=False) as writer:
-        for path in sources:
-            for trajectory in read_fast_records(path, Trajectory):
-                steps += len(trajectory.steps)
-                writer.write(trajectory)
+    steps = copy(read_fast_records)
 elif what == "label_read_write":
-    steps = 0
-    with JsonlWriter(scratch / "copy.jsonl", flush=False) as writer:
-        for path in sources:
-            for trajectory in read_records(path, Trajectory):
-                steps += len(trajectory.steps)
-                writer.write(trajectory)
+    steps = copy(read_records)
 elif what == "label":
     steps = api.label(sources, scratch / "labelled.jsonl").steps
 elif what == "pair_read":
