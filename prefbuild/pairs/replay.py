@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from prefbuild.envs import Env, EnvTask, Protocol, make_env
 from prefbuild.recipe import expand_placeholders
@@ -29,15 +30,22 @@ class ReplayError(RuntimeError):
 
 def _household_task(info: TaskInfo) -> EnvTask:
     from prefbuild.envs.household.env import task_info
-    from prefbuild.envs.household.tasks import generate_task
 
     index = info.meta.get("index")
     if index is None or info.seed is None:
         raise ReplayError(f"household task {info.id!r} has no meta.index or seed to regenerate it from")
-    task = generate_task(info.split, info.seed, int(index))
+    task = _generated_household_task(info.split, info.seed, int(index))
     # The recorded info stands for a task that regenerates under the same id (``_resolve`` keeps
     # it anyway); the regenerated record is built only to report a mismatch.
     return EnvTask(info=info if task.id == info.id else task_info(task), payload=task)
+
+
+@lru_cache(maxsize=256)
+def _generated_household_task(split: str, seed: int, index: int) -> Any:
+    """``generate_task(split, seed, index)``, kept for the episodes replayed again (a pure function)."""
+    from prefbuild.envs.household.tasks import generate_task
+
+    return generate_task(split, seed, index)
 
 
 # Envs that can rebuild one task from its TaskInfo directly; others are searched in env.tasks().
@@ -66,6 +74,15 @@ def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: s
 
 def task_for(trajectory: Trajectory) -> EnvTask:
     """The env task a trajectory was played on, regenerated from its ``TaskInfo``."""
+    resolver = TASK_RESOLVERS.get(trajectory.env.name)
+    if resolver is not None:
+        # What ``_resolve`` returns for it, without its key: a resolver rebuilds the task from the
+        # TaskInfo alone (env options and dialect play no part) and caches the expensive part itself.
+        info = trajectory.task
+        task = resolver(info)
+        if task.info.id != info.id:
+            raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
+        return EnvTask(info=info, payload=task.payload)
     options = json.dumps(expand_placeholders(trajectory.env.options), sort_keys=True)
     return _resolve(trajectory.env.name, trajectory.env.dialect, options, trajectory.task.model_dump_json())
 
