@@ -35,7 +35,7 @@ def _household_task(info: TaskInfo) -> EnvTask:
     if index is None or info.seed is None:
         raise ReplayError(f"household task {info.id!r} has no meta.index or seed to regenerate it from")
     task = _generated_household_task(info.split, info.seed, int(index))
-    # The recorded info stands for a task that regenerates under the same id (``_resolve`` keeps
+    # The recorded info stands for a task that regenerates under the same id (``task_for`` keeps
     # it anyway); the regenerated record is built only to report a mismatch.
     return EnvTask(info=info if task.id == info.id else task_info(task), payload=task)
 
@@ -55,16 +55,14 @@ SCAN_LIMIT = 10_000
 
 @lru_cache(maxsize=256)
 def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: str) -> EnvTask:
+    """The task of an env without a resolver, searched in ``env.tasks()`` (``task_for`` keys it)."""
     info = TaskInfo.model_validate_json(info_json)
-    if env_name in TASK_RESOLVERS:
-        task = TASK_RESOLVERS[env_name](info)
-    else:
-        env = make_env(env_name, dialect=dialect, options=json.loads(options_json))
-        limit = int(info.meta.get("index", SCAN_LIMIT - 1)) + 1 if "index" in info.meta else SCAN_LIMIT
-        seed = info.seed if info.seed is not None else 0
-        task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
-        if task is None:
-            raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
+    env = make_env(env_name, dialect=dialect, options=json.loads(options_json))
+    limit = int(info.meta.get("index", SCAN_LIMIT - 1)) + 1 if "index" in info.meta else SCAN_LIMIT
+    seed = info.seed if info.seed is not None else 0
+    task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
+    if task is None:
+        raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
     if task.info.id != info.id:
         raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
     # The recorded TaskInfo, not the regenerated one: its meta may carry the env options the
