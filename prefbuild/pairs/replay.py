@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from prefbuild.envs import Env, EnvTask, Protocol, make_env
 from prefbuild.recipe import expand_placeholders
@@ -29,15 +30,22 @@ class ReplayError(RuntimeError):
 
 def _household_task(info: TaskInfo) -> EnvTask:
     from prefbuild.envs.household.env import task_info
-    from prefbuild.envs.household.tasks import generate_task
 
     index = info.meta.get("index")
     if index is None or info.seed is None:
         raise ReplayError(f"household task {info.id!r} has no meta.index or seed to regenerate it from")
-    task = generate_task(info.split, info.seed, int(index))
-    # The recorded info stands for a task that regenerates under the same id (``_resolve`` keeps
+    task = _generated_household_task(info.split, info.seed, int(index))
+    # The recorded info stands for a task that regenerates under the same id (``task_for`` keeps
     # it anyway); the regenerated record is built only to report a mismatch.
     return EnvTask(info=info if task.id == info.id else task_info(task), payload=task)
+
+
+@lru_cache(maxsize=256)
+def _generated_household_task(split: str, seed: int, index: int) -> Any:
+    """``generate_task(split, seed, index)``, kept for the episodes replayed again (a pure function)."""
+    from prefbuild.envs.household.tasks import generate_task
+
+    return generate_task(split, seed, index)
 
 
 # Envs that can rebuild one task from its TaskInfo directly; others are searched in env.tasks().
@@ -47,16 +55,14 @@ SCAN_LIMIT = 10_000
 
 @lru_cache(maxsize=256)
 def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: str) -> EnvTask:
+    """The task of an env without a resolver, searched in ``env.tasks()`` (``task_for`` keys it)."""
     info = TaskInfo.model_validate_json(info_json)
-    if env_name in TASK_RESOLVERS:
-        task = TASK_RESOLVERS[env_name](info)
-    else:
-        env = make_env(env_name, dialect=dialect, options=json.loads(options_json))
-        limit = int(info.meta.get("index", SCAN_LIMIT - 1)) + 1 if "index" in info.meta else SCAN_LIMIT
-        seed = info.seed if info.seed is not None else 0
-        task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
-        if task is None:
-            raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
+    env = make_env(env_name, dialect=dialect, options=json.loads(options_json))
+    limit = int(info.meta.get("index", SCAN_LIMIT - 1)) + 1 if "index" in info.meta else SCAN_LIMIT
+    seed = info.seed if info.seed is not None else 0
+    task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
+    if task is None:
+        raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
     if task.info.id != info.id:
         raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
     # The recorded TaskInfo, not the regenerated one: its meta may carry the env options the
@@ -66,6 +72,15 @@ def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: s
 
 def task_for(trajectory: Trajectory) -> EnvTask:
     """The env task a trajectory was played on, regenerated from its ``TaskInfo``."""
+    resolver = TASK_RESOLVERS.get(trajectory.env.name)
+    if resolver is not None:
+        # What ``_resolve`` returns for it, without its key: a resolver rebuilds the task from the
+        # TaskInfo alone (env options and dialect play no part) and caches the expensive part itself.
+        info = trajectory.task
+        task = resolver(info)
+        if task.info.id != info.id:
+            raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
+        return EnvTask(info=info, payload=task.payload)
     options = json.dumps(expand_placeholders(trajectory.env.options), sort_keys=True)
     return _resolve(trajectory.env.name, trajectory.env.dialect, options, trajectory.task.model_dump_json())
 

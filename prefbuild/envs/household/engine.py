@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefbuild.envs.household import catalog
-from prefbuild.envs.household.scene import Receptacle, Scene, listing_key
+from prefbuild.envs.household.scene import Receptacle, Scene, SceneObject, listing_key
 from prefbuild.envs.household.tasks import Goal
 
 DIALECTS: tuple[str, ...] = ("classic", "modern")
@@ -65,19 +65,17 @@ class CompiledScene:
     def __init__(self, scene: Scene) -> None:
         self.scene = scene
         self.__dict__.update(receptacle_tables(scene.receptacles))
-        objs = sorted(scene.objects, key=lambda o: listing_key(o.type, o.number))
+        objs = sorted(scene.objects, key=_object_listing_key)
         self.o_name = [o.name for o in objs]
         self.o_type = [o.type for o in objs]
         self.o_index = {name: i for i, name in enumerate(self.o_name)}
         self.o_article = [f"a {n}" for n in self.o_name]
-        self.o_pickupable = [t in catalog.PICKUPABLE for t in self.o_type]
-        self.o_heatable = [t in catalog.HEATABLE for t in self.o_type]
-        self.o_coolable = [t in catalog.COOLABLE for t in self.o_type]
-        self.o_cleanable = [t in catalog.CLEANABLE for t in self.o_type]
-        self.o_toggleable = [t in catalog.TOGGLEABLE for t in self.o_type]
-        self.o_sliceable = [t in catalog.SLICEABLE for t in self.o_type]
-        self.o_container = [t in catalog.CONTAINER_OBJECTS for t in self.o_type]
-        self.o_knife = [t in catalog.KNIFE_TYPES for t in self.o_type]
+        # One row of type flags per object, turned into one list per flag (as many as objects).
+        columns = zip(*map(_type_flags, self.o_type), strict=True) if objs else iter([()] * len(_FLAG_SETS))
+        (
+            self.o_pickupable, self.o_heatable, self.o_coolable, self.o_cleanable, self.o_toggleable,
+            self.o_sliceable, self.o_container, self.o_knife,
+        ) = map(list, columns)  # fmt: skip
         self.o_start = [self.r_index[o.receptacle] for o in objs]
         self.search_orders: dict[str, tuple[int, ...]] = {}  # filled by the searching expert
 
@@ -86,6 +84,29 @@ class CompiledScene:
 
     def objects_of_type(self, type_name: str | None) -> list[int]:
         return [i for i, t in enumerate(self.o_type) if t == type_name]
+
+
+def _object_listing_key(obj: SceneObject) -> tuple[str, int]:
+    """``listing_key(obj.type, obj.number)``."""
+    return (obj.type, -obj.number)
+
+
+# The type sets behind CompiledScene's o_pickupable ... o_knife flag lists, in that order.
+_FLAG_SETS: tuple[frozenset[str], ...] = (
+    catalog.PICKUPABLE, catalog.HEATABLE, catalog.COOLABLE, catalog.CLEANABLE, catalog.TOGGLEABLE,
+    catalog.SLICEABLE, catalog.CONTAINER_OBJECTS, catalog.KNIFE_TYPES,
+)  # fmt: skip
+_TYPE_FLAGS: dict[str, tuple[bool, ...]] = {}
+
+
+def _type_flags(type_name: str) -> tuple[bool, ...]:
+    """Whether ``type_name`` is in each of ``_FLAG_SETS``; memoised (bounded)."""
+    flags = _TYPE_FLAGS.get(type_name)
+    if flags is None:
+        if len(_TYPE_FLAGS) > 4096:
+            _TYPE_FLAGS.clear()
+        flags = _TYPE_FLAGS[type_name] = tuple(type_name in types for types in _FLAG_SETS)
+    return flags
 
 
 def _receptacle_tables_of(receptacles: tuple[Receptacle, ...]) -> dict[str, Any]:

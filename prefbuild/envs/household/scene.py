@@ -79,6 +79,23 @@ class Scene:
         if problems:
             raise ValueError(f"invalid scene {self.room}-{self.scene_number}: " + "; ".join(problems))
 
+    @classmethod
+    def _checked_by_construction(
+        cls, room: str, scene_number: int, receptacles: tuple[Receptacle, ...], objects: tuple[SceneObject, ...]
+    ) -> Scene:
+        """``Scene(room, scene_number, receptacles, objects)`` without ``__post_init__``'s check.
+
+        Only for a scene whose validity is proven by how it was made (``tasks._placed_scene``):
+        the fields, equality, hash and repr are those of the ordinary constructor.
+        """
+        scene = object.__new__(cls)
+        fields = scene.__dict__
+        fields["room"] = room
+        fields["scene_number"] = scene_number
+        fields["receptacles"] = receptacles
+        fields["objects"] = objects
+        return scene
+
     @cached_property
     def receptacle_by_name(self) -> dict[str, Receptacle]:
         return {r.name: r for r in self.receptacles}
@@ -164,6 +181,13 @@ _ReceptacleChecks = tuple[
     tuple[str, ...], tuple[str, ...], dict[str, "Receptacle"], dict[str, tuple[int, ...]], frozenset[str]
 ]
 _RECEPTACLE_CHECKS: dict[int, tuple[tuple[Receptacle, ...], _ReceptacleChecks]] = {}
+
+
+def receptacles_plainly_valid(receptacles: tuple[Receptacle, ...]) -> bool:
+    """Whether ``scene_problems``'s receptacle rules find nothing in ``receptacles`` on their own
+    (names unique, types known, openable only where allowed, each type numbered 1..n); memoised."""
+    duplicates, receptacle_rules, _, _, misnumbered = _receptacle_checks(receptacles)
+    return not duplicates and not receptacle_rules and not misnumbered
 
 
 def _receptacle_checks(receptacles: tuple[Receptacle, ...]) -> _ReceptacleChecks:

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from prefbuild.envs.household import catalog
-from prefbuild.envs.household.scene import Receptacle, Scene, TargetRule, layout, place_objects, scene_numbers
+from prefbuild.envs.household.scene import (
+    Receptacle,
+    Scene,
+    SceneObject,
+    TargetRule,
+    layout,
+    place_objects,
+    receptacles_plainly_valid,
+    scene_numbers,
+)
 
 SPLITS: tuple[str, ...] = ("train", "valid_seen", "valid_unseen")
 _MAX_ATTEMPTS = 200
@@ -161,7 +170,7 @@ def _try_build(
             objects = place_objects(receptacles, room, rng, rule, required_scenery={toggle: 1})
         except ValueError:  # handled: this scene cannot hold the task's objects; the caller draws another scene
             return None
-        return Scene(room, number, receptacles, tuple(objects)), goal
+        return _placed_scene(room, number, receptacles, objects), goal
 
     holders = catalog.receptacles_for(obj)
     dests = [t for t in present if t in holders and t != tool]
@@ -179,10 +188,43 @@ def _try_build(
         objects = place_objects(receptacles, room, rng, rule)
     except ValueError:  # handled: this scene cannot hold the task's objects; the caller draws another scene
         return None
-    scene = Scene(room, number, receptacles, tuple(objects))
+    scene = _placed_scene(room, number, receptacles, objects)
     if initially_won(scene, goal):
         return None
     return scene, goal
+
+
+def _placed_scene(room: str, number: int, receptacles: tuple[Receptacle, ...], objects: list[SceneObject]) -> Scene:
+    """``Scene(room, number, receptacles, tuple(objects))`` for ``objects`` from ``place_objects``.
+
+    Its validity check is skipped only where it is proven to pass: the receptacles pass theirs,
+    and every object type ``place_objects`` can put in ``room`` passes the object rules on its
+    own (``_room_placements_valid``); ``place_objects`` puts each object in a receptacle of these
+    that ``receptacles_for`` allows and numbers each type's objects 1..n (``_numbered``).
+    """
+    if _room_placements_valid(room) and receptacles_plainly_valid(receptacles):
+        return Scene._checked_by_construction(room, number, receptacles, tuple(objects))
+    return Scene(room, number, receptacles, tuple(objects))
+
+
+@lru_cache(maxsize=16)
+def _room_placements_valid(room: str) -> bool:
+    """Whether each type ``place_objects`` may place in ``room`` (its objects, its scenery, a
+    lamp) passes ``scene_problems``'s object rules wherever it goes: the type is known, has no
+    space (names ``type n`` stay unique), is no receptacle type (numbering is per type across
+    receptacles and objects), and, if pickupable, every receptacle type ``receptacles_for`` gives
+    may contain it."""
+    types = {*catalog.ROOM_OBJECTS[room], *catalog.ROOM_SCENERY[room], *catalog.LAMP_TYPES}
+    return all(
+        type_name in catalog.OBJECT_TYPES
+        and " " not in type_name
+        and type_name not in catalog.CAN_CONTAIN
+        and (
+            type_name not in catalog.PICKUPABLE
+            or all(type_name in catalog.CAN_CONTAIN.get(r, ()) for r in catalog.receptacles_for(type_name))
+        )
+        for type_name in types
+    )
 
 
 def _has_slot(receptacles: Sequence[Receptacle], object_type: str, scenery: bool) -> bool:
