@@ -125,16 +125,23 @@ class PhantomObjectLabeler(Labeler):
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
+        steps = trajectory.steps
+        objects = [_command_objects(step.action) for step in steps]
+        # Only a command that needs an object in hand is labelled: the hands after the last such step do not matter.
+        last = len(objects) - 1
+        while last >= 0 and objects[last][1] is None:
+            last -= 1
+        if last < 0:
+            return []
         thought_claims = self.config["thought_claims"]
         held: str | None = None  # the confirmed hand: the env's last pick-up, until it puts that object down
         claimed: str | None = None
         labels: list[Label] = []
-        for step in trajectory.steps:
+        for step, (taken, used, tool) in zip(steps[: last + 1], objects[: last + 1], strict=True):
             if thought_claims:
                 thought = step.thought
                 if thought:
                     claimed = _claimed_take(thought) or claimed
-            taken, used, tool = _command_objects(step.action)
             if taken:
                 claimed = taken
             # The knife of a slice is claimed in hand by the command itself.
