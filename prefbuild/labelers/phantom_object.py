@@ -89,6 +89,7 @@ def _believed(used: str, claimed: str | None, held: str | None) -> bool:
 
 
 _NO_OBJECTS: tuple[str | None, str | None, str | None] = (None, None, None)
+_VERBS = ("take", "put", "heat", "cool", "clean", "slice", "move", "place")
 
 
 @lru_cache(maxsize=8192)  # actions repeat across episodes
@@ -98,6 +99,13 @@ def _command_objects(action: str | None) -> tuple[str | None, str | None, str | 
     ``("mug 1", None, None)`` for ``take mug 1 from shelf 1``; ``(None, "knife 1", "knife 1")`` for
     ``slice apple 1 with knife 1``; ``(None, "apple 1", None)`` for ``heat apple 1 with microwave 1``.
     """
+    if action is None:
+        return _NO_OBJECTS
+    lowered = action.lower()
+    # Exact: a command canonical_command spells "take ..." or "put/heat/cool/clean/slice ..." holds its verb (or
+    # "move"/"place", spelt "put") in the lower-cased action, as normalizing only drops and joins characters.
+    if not any(verb in lowered for verb in _VERBS):
+        return _NO_OBJECTS
     written = canonical_command(action)
     if not written:
         return _NO_OBJECTS
@@ -155,6 +163,11 @@ class PhantomObjectLabeler(Labeler):
                     )
                 )
             feedback = step.feedback
+            lowered = feedback.lower()
+            # Exact: effects() reads the lower-cased reply, and its pick-ups and puts start "you pick up the ",
+            # "you put the " or "you move the " (only they change the hand).
+            if "you p" not in lowered and "you move the " not in lowered:
+                continue
             for effect in effects(feedback) if len(feedback) <= 512 else _effects_uncached(feedback):
                 if effect.kind == "pick":
                     held = effect.obj

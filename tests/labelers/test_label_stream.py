@@ -36,7 +36,9 @@ def _inputs() -> list[Trajectory]:
         trajectory([tool_step(0, [c], ["42"]), answer_step(1, "\\boxed{41}", won=False)], success=False),
         trajectory([answer_step(0, "\\boxed{42}", won=True)], success=True),
         # A household trajectory with a tool call: the tool labelers apply to it, not to its neighbours.
-        trajectory([tool_step(0, [c], ["42"]), answer_step(1, "\\boxed{41}", won=False)], success=False, env="household"),
+        trajectory(
+            [tool_step(0, [c], ["42"]), answer_step(1, "\\boxed{41}", won=False)], success=False, env="household"
+        ),
     ]
     return found[:40] + tools[:2] + found[40:80] + tools[2:] + found[80:120]
 
