@@ -69,10 +69,10 @@ class ImplausibleLocationLabeler(Labeler):
         # The exploring moves this labeler could flag, by action: (verb, receptacle, receptacle type, odd).
         flagged: dict[str | None, tuple[str, str, str, bool]] = {}
         for action in {step.action for step in steps}:
-            if action and (target := command_target(action)) is not None and target[0] in verbs:
-                kind = entity_type(target[1])
+            if action and (move := _exploring_move(action)) is not None and move[0] in verbs:
+                kind = move[2]
                 if kind not in exempt and (grade := placement(goal.obj, kind)) in wanted:
-                    flagged[action] = (target[0], target[1], kind, grade == "odd")
+                    flagged[action] = (move[0], move[1], kind, grade == "odd")
         if not flagged:
             return []  # no exploring move to a place this labeler could flag
         last = len(steps) - 1
@@ -124,6 +124,13 @@ class ImplausibleLocationLabeler(Labeler):
                         known.add(receptacle)
             holding = held_after(step, holding)
         return labels
+
+
+@lru_cache(maxsize=16384)  # the actions of a whole run (a few thousand distinct) stay cached
+def _exploring_move(action: str) -> tuple[str, str, str] | None:
+    """``command_target(action)`` with the receptacle's type: ``("go to", "cabinet 3", "cabinet")``."""
+    target = command_target(action)
+    return None if target is None else (target[0], target[1], entity_type(target[1]))
 
 
 def _believed_after(step: Step, believed: str | None) -> str | None:
