@@ -11,7 +11,8 @@ mode for their env; verbose_filler and format_violation apply to every env.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from prefbuild import registry
@@ -31,6 +32,7 @@ __all__ = [
     "Labeler",
     "available_labelers",
     "build_labelers",
+    "label_trajectories",
     "label_trajectory",
 ]
 
@@ -123,9 +125,77 @@ def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None)
 
 def _applicable(labelers: Iterable[Labeler], trajectory: Trajectory) -> list[Labeler]:
     usable = [labeler for labeler in labelers if labeler.applies_to(trajectory)]
-    env = trajectory.env.name
+    return _without_replaced(usable, trajectory.env.name)
+
+
+def _without_replaced(usable: list[Labeler], env: str) -> list[Labeler]:
+    """``usable`` less the generic labelers whose mode an env-specific one of ``usable`` covers for ``env``."""
     specific_modes = {labeler.mode for labeler in usable if labeler.envs and env in labeler.envs}
+    if not specific_modes:
+        return usable
     return [labeler for labeler in usable if labeler.envs or labeler.mode not in specific_modes]
+
+
+_ENV_ONLY = "env"  # applies_to is Labeler's: the env name alone decides
+_TOOL = "tool"  # applies_to is ToolLabeler's: the env name and whether the trajectory has tool turns
+_ASK = "ask"  # any other applies_to: asked for every trajectory
+
+
+class _Chooser:
+    """``_applicable`` for a stream of trajectories: what the env name decides is remembered per env name.
+
+    Lives for one call of ``label_trajectories`` (labelers and their classes do not change meanwhile).
+    """
+
+    def __init__(self, labelers: Iterable[Labeler]) -> None:
+        self.labelers = list(labelers)
+        # env name -> (the labelers the env name does not rule out, each with how the rest is decided; any _TOOL;
+        # any _ASK)
+        self.plans: dict[str, tuple[list[tuple[Labeler, str]], bool, bool]] = {}
+        self.chosen: dict[tuple[str, bool], list[Labeler]] = {}
+        self.is_tool: Callable[[Trajectory], bool] = lambda trajectory: False  # ToolLabeler's test, once one is seen
+
+    def _how(self, labeler: Labeler) -> str:
+        """How ``labeler.applies_to`` decides: by the env name alone, as a tool labeler, or unknown (ask it)."""
+        if "applies_to" in getattr(labeler, "__dict__", ()):
+            return _ASK
+        defining = [cls for cls in type(labeler).__mro__ if "applies_to" in vars(cls)]
+        if defining == [Labeler]:
+            return _ENV_ONLY
+        tools = sys.modules.get("prefbuild.labelers.tools.calls")  # loaded where a ToolLabeler exists
+        tool_labeler = getattr(tools, "ToolLabeler", None)
+        if defining == [tool_labeler, Labeler]:
+            self.is_tool = tools.is_tool_trajectory  # type: ignore[union-attr]  # what ToolLabeler.applies_to asks
+            return _TOOL
+        return _ASK
+
+    def __call__(self, trajectory: Trajectory) -> list[Labeler]:
+        env = trajectory.env.name
+        known = self.plans.get(env)
+        if known is None:
+            plan = [
+                (labeler, how)
+                for labeler in self.labelers
+                # Labeler.applies_to is the env part of _ENV_ONLY and _TOOL labelers (ToolLabeler calls it first)
+                if (how := self._how(labeler)) == _ASK or Labeler.applies_to(labeler, trajectory)
+            ]
+            known = self.plans[env] = (
+                plan, any(how == _TOOL for _, how in plan), any(how == _ASK for _, how in plan)
+            )
+        plan, tools, ask = known
+        tool = tools and self.is_tool(trajectory)
+        if ask:
+            usable = [
+                labeler
+                for labeler, how in plan
+                if how == _ENV_ONLY or (how == _TOOL and tool) or (how == _ASK and labeler.applies_to(trajectory))
+            ]
+            return _without_replaced(usable, env)
+        chosen = self.chosen.get((env, tool))
+        if chosen is None:
+            usable = [labeler for labeler, how in plan if how == _ENV_ONLY or tool]
+            chosen = self.chosen[(env, tool)] = _without_replaced(usable, env)
+        return chosen
 
 
 def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Trajectory:
@@ -134,28 +204,56 @@ def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Tra
     ``trajectory`` is a record or its struct (``prefbuild.io.fast_records``, as the label stage
     reads files for the built-in labelers); the copy is of the same kind.
     """
-    by_step: dict[int, list[Label]] = {step.index: [] for step in trajectory.steps}
+    return _relabel(trajectory, _applicable(labelers, trajectory))
+
+
+def label_trajectories(trajectories: Iterable[Trajectory], labelers: Iterable[Labeler]) -> Iterator[Trajectory]:
+    """``label_trajectory`` of each of ``trajectories`` in turn, choosing the labelers that apply once per env name
+    where their ``applies_to`` is the env's (the label stage's loop)."""
+    choose = _Chooser(labelers)
+    for trajectory in trajectories:
+        yield _relabel(trajectory, choose(trajectory))
+
+
+_NO_LABELS: list[Label] = []  # compared with, never handed out
+
+
+def _relabel(trajectory: Trajectory, labelers: list[Labeler]) -> Trajectory:
+    """``label_trajectory`` with the applicable labelers chosen."""
+    steps = trajectory.steps
+    by_step: dict[int, list[Label]] = {}  # the steps that get labels
+    indices: set[int] | None = None
     seen: set[tuple[str, int, str]] = set()
-    for labeler in _applicable(labelers, trajectory):
+    for labeler in labelers:
         try:
             found = labeler.label(trajectory)
         except Exception as error:
             raise RuntimeError(f"labeler {labeler.tag} failed on trajectory {trajectory.id!r}: {error}") from error
+        if not found:
+            continue
+        if indices is None:
+            indices = {step.index for step in steps}
         for label in found:
-            if label.step not in by_step:
+            if label.step not in indices:
                 raise ValueError(
                     f"labeler {labeler.tag} labelled step {label.step} of trajectory {trajectory.id!r}, "
-                    f"which has {len(trajectory.steps)} steps"
+                    f"which has {len(steps)} steps"
                 )
             key = (label.mode, label.step, label.labeler)
             if key not in seen:
                 seen.add(key)
-                by_step[label.step].append(label)
-    if is_struct(trajectory):  # read by the fast record layer: labels become structs too
+                if label.step in by_step:
+                    by_step[label.step].append(label)
+                else:
+                    by_step[label.step] = [label]
+    if by_step and is_struct(trajectory):  # read by the fast record layer: labels become structs too
         by_step = {index: [struct_of(label) for label in labels] for index, labels in by_step.items()}
     # Steps whose labels do not change are shared with the input (records are not mutated here).
-    steps = [
-        step if step.labels == by_step[step.index] else replace_record(step, labels=by_step[step.index])
-        for step in trajectory.steps
-    ]
-    return replace_record(trajectory, steps=steps)
+    relabelled = []
+    for step in steps:
+        labels = by_step.get(step.index, _NO_LABELS)
+        if step.labels == labels:
+            relabelled.append(step)
+        else:
+            relabelled.append(replace_record(step, labels=list(labels) if labels is _NO_LABELS else labels))
+    return replace_record(trajectory, steps=relabelled)

@@ -131,8 +131,12 @@ def _line_entities(line: str) -> frozenset[str]:
 
 
 # A name is a whole word of letters, one space and a whole number; the lookahead leaves out the words in
-# _NOT_ENTITIES ("loc 17", "step 3"), exactly as filtering the matches would (names never overlap).
-_NAME = r"\b(?!(?:" + "|".join(sorted(_NOT_ENTITIES, key=lambda word: (-len(word), word))) + r") )[a-z]+ \d+\b"
+# _NOT_ENTITIES ("loc 17", "step 3"), exactly as filtering the matches would (names never overlap). The first
+# lookahead only fails early where no letter follows (the word's end); the possessive runs match what greedy ones
+# would, as giving back a letter leaves a letter where the space must be and giving back a digit leaves no \b.
+_NAME = (
+    r"\b(?=[a-z])(?!(?:" + "|".join(sorted(_NOT_ENTITIES, key=lambda word: (-len(word), word))) + r") )[a-z]++ \d++\b"
+)
 _NAME_RE = re.compile(_NAME)
 _NAME_ASCII_RE = re.compile(_NAME, re.ASCII)  # the same matches on ASCII text, found faster
 

@@ -64,18 +64,23 @@ class ImplausibleLocationLabeler(Labeler):
         exempt = {goal.receptacle, *self.config["exempt"]}
         if goal.appliance:
             exempt.add(goal.appliance)
-        wanted = ("odd", "conceivable") if self.config["conceivable"] else ("odd",)
-        candidates = {
-            target[1]
-            for action in {step.action for step in steps}
-            if action and (target := command_target(action)) is not None and target[0] in verbs
-        }
-        for name in candidates:
-            kind = entity_type(name)
-            if kind not in exempt and placement(goal.obj, kind) in wanted:
-                break
-        else:
+        conceivable = self.config["conceivable"]
+        wanted = ("odd", "conceivable") if conceivable else ("odd",)
+        # The exploring moves this labeler could flag, by action: (verb, receptacle, receptacle type, odd).
+        flagged: dict[str | None, tuple[str, str, str, bool]] = {}
+        for action in {step.action for step in steps}:
+            if action and (move := _exploring_move(action)) is not None and move[0] in verbs:
+                kind = move[2]
+                if kind not in exempt and (grade := placement(goal.obj, kind)) in wanted:
+                    flagged[action] = (move[0], move[1], kind, grade == "odd")
+        if not flagged:
             return []  # no exploring move to a place this labeler could flag
+        last = len(steps) - 1
+        while steps[last].action not in flagged:
+            last -= 1  # the steps after the last flaggable move cannot be labelled
+        # Only whether a flaggable receptacle is known matters; a receptacle is only learnt from a reply naming it.
+        places = {move[1] for move in flagged.values()}
+        examine = goal.kind == "examine"
         known: set[str] = set()  # receptacles where the goal object or the task's lamp was seen
         holding: str | None = None
         believed: str | None = None  # what the agent says it took, confirmed or not (errands are not searches)
@@ -85,44 +90,47 @@ class ImplausibleLocationLabeler(Labeler):
         for item, receptacle in object_locations(first):
             if entity_type(item) in (goal.obj, goal.receptacle):
                 known.add(receptacle)
-        for step in steps:
+        for step in steps[: last + 1]:
             action = step.action
             believed = _believed_after(step, believed)
-            target = command_target(action) if action else None
-            if target is not None and is_nothing_happens(step.feedback):
-                target = None  # "Go to laundryhamper 1" that did nothing in a ReAct run visited nothing
-            if target is not None and holding is None and believed is None:
-                verb, receptacle = target
-                kind = entity_type(receptacle)
-                grade = placement(goal.obj, kind)
-                if (
-                    verb in verbs
-                    and kind not in exempt
-                    and receptacle not in known
-                    and (grade == "odd" or (grade == "conceivable" and self.config["conceivable"]))
-                ):
-                    odd = grade == "odd"
-                    labels.append(
-                        self.make_label(
-                            step,
-                            0.9 if odd else float(self.config["conceivable_confidence"]),
-                            f"searching for {_a(goal.obj)} (hand empty), the agent chose '{verb} {receptacle}'; "
-                            + (
-                                f"{_a(kind)} is a clearly odd place for {_a(goal.obj)}"
-                                if odd
-                                else f"ALFRED never puts {_a(goal.obj)} in {_a(kind)} (conceivable to a person)"
-                            ),
-                        )
+            move = flagged.get(action)
+            if (
+                move is not None
+                and holding is None
+                and believed is None
+                and move[1] not in known
+                # "Go to laundryhamper 1" that did nothing in a ReAct run visited nothing
+                and not is_nothing_happens(step.feedback)
+            ):
+                verb, receptacle, kind, odd = move
+                labels.append(
+                    self.make_label(
+                        step,
+                        0.9 if odd else float(self.config["conceivable_confidence"]),
+                        f"searching for {_a(goal.obj)} (hand empty), the agent chose '{verb} {receptacle}'; "
+                        + (
+                            f"{_a(kind)} is a clearly odd place for {_a(goal.obj)}"
+                            if odd
+                            else f"ALFRED never puts {_a(goal.obj)} in {_a(kind)} (conceivable to a person)"
+                        ),
                     )
+                )
             feedback = step.feedback
             lowered = feedback.lower()
-            mentions = goal.obj in lowered or (goal.kind == "examine" and "lamp" in lowered)
-            for item, receptacle in object_locations(feedback) if mentions else ():
-                kind = entity_type(item)
-                if kind == goal.obj or (goal.kind == "examine" and (kind == goal.receptacle or kind in _LAMPS)):
-                    known.add(receptacle)
+            if (goal.obj in lowered or (examine and "lamp" in lowered)) and any(place in lowered for place in places):
+                for item, receptacle in object_locations(feedback):
+                    kind = entity_type(item)
+                    if kind == goal.obj or (examine and (kind == goal.receptacle or kind in _LAMPS)):
+                        known.add(receptacle)
             holding = held_after(step, holding)
         return labels
+
+
+@lru_cache(maxsize=16384)  # the actions of a whole run (a few thousand distinct) stay cached
+def _exploring_move(action: str) -> tuple[str, str, str] | None:
+    """``command_target(action)`` with the receptacle's type: ``("go to", "cabinet 3", "cabinet")``."""
+    target = command_target(action)
+    return None if target is None else (target[0], target[1], entity_type(target[1]))
 
 
 def _believed_after(step: Step, believed: str | None) -> str | None:

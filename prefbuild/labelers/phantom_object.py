@@ -89,6 +89,7 @@ def _believed(used: str, claimed: str | None, held: str | None) -> bool:
 
 
 _NO_OBJECTS: tuple[str | None, str | None, str | None] = (None, None, None)
+_VERBS = ("take", "put", "heat", "cool", "clean", "slice", "move", "place")
 
 
 @lru_cache(maxsize=8192)  # actions repeat across episodes
@@ -98,6 +99,13 @@ def _command_objects(action: str | None) -> tuple[str | None, str | None, str | 
     ``("mug 1", None, None)`` for ``take mug 1 from shelf 1``; ``(None, "knife 1", "knife 1")`` for
     ``slice apple 1 with knife 1``; ``(None, "apple 1", None)`` for ``heat apple 1 with microwave 1``.
     """
+    if action is None:
+        return _NO_OBJECTS
+    lowered = action.lower()
+    # Exact: a command canonical_command spells "take ..." or "put/heat/cool/clean/slice ..." holds its verb (or
+    # "move"/"place", spelt "put") in the lower-cased action, as normalizing only drops and joins characters.
+    if not any(verb in lowered for verb in _VERBS):
+        return _NO_OBJECTS
     written = canonical_command(action)
     if not written:
         return _NO_OBJECTS
@@ -125,16 +133,23 @@ class PhantomObjectLabeler(Labeler):
     defaults: ClassVar[dict[str, object]] = {"thought_claims": True}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
+        steps = trajectory.steps
+        objects = [_command_objects(step.action) for step in steps]
+        # Only a command that needs an object in hand is labelled: the hands after the last such step do not matter.
+        last = len(objects) - 1
+        while last >= 0 and objects[last][1] is None:
+            last -= 1
+        if last < 0:
+            return []
         thought_claims = self.config["thought_claims"]
         held: str | None = None  # the confirmed hand: the env's last pick-up, until it puts that object down
         claimed: str | None = None
         labels: list[Label] = []
-        for step in trajectory.steps:
+        for step, (taken, used, tool) in zip(steps[: last + 1], objects[: last + 1], strict=True):
             if thought_claims:
                 thought = step.thought
                 if thought:
                     claimed = _claimed_take(thought) or claimed
-            taken, used, tool = _command_objects(step.action)
             if taken:
                 claimed = taken
             # The knife of a slice is claimed in hand by the command itself.
@@ -148,6 +163,11 @@ class PhantomObjectLabeler(Labeler):
                     )
                 )
             feedback = step.feedback
+            lowered = feedback.lower()
+            # Exact: effects() reads the lower-cased reply, and its pick-ups and puts start "you pick up the ",
+            # "you put the " or "you move the " (only they change the hand).
+            if "you p" not in lowered and "you move the " not in lowered:
+                continue
             for effect in effects(feedback) if len(feedback) <= 512 else _effects_uncached(feedback):
                 if effect.kind == "pick":
                     held = effect.obj

@@ -18,7 +18,7 @@ import yaml
 
 from prefbuild.errors import LocatedError, PrefbuildError
 from prefbuild.io.sources import atomic_writer, read_trajectories
-from prefbuild.labelers import available_labelers, label_trajectory
+from prefbuild.labelers import available_labelers, label_trajectories
 from prefbuild.labelers.base import Labeler
 from prefbuild.records import Trajectory
 
@@ -35,10 +35,19 @@ class LabelCounts:
     def add(self, trajectory: Trajectory) -> None:
         """Count one labelled trajectory."""
         self.trajectories += 1
-        self.steps += len(trajectory.steps)
-        modes = Counter(label.mode for step in trajectory.steps for label in step.labels)
-        self.labels.update(modes)
-        self.trajectories_with.update(modes.keys())
+        steps = trajectory.steps
+        self.steps += len(steps)
+        # Counter.update(Counter(modes)) then .update(its keys): the same counts, keys added in the same order.
+        labels = self.labels
+        modes: dict[str, None] = {}
+        for step in steps:
+            if step.labels:
+                for label in step.labels:
+                    mode = label.mode
+                    labels[mode] += 1
+                    modes[mode] = None
+        if modes:
+            self.trajectories_with.update(modes.keys())
 
 
 def recipe_labelers(path: str | Path | None) -> list[dict[str, Any]] | None:
@@ -155,8 +164,7 @@ def label_files(
     fast = all(type(labeler).__module__.startswith("prefbuild.") for labeler in labelers)
     with atomic_writer(output) as writer:
         for path in inputs:
-            for trajectory in read_trajectories(path, fmt=fmt, model=model, fast=fast):
-                labelled = label_trajectory(trajectory, labelers)
+            for labelled in label_trajectories(read_trajectories(path, fmt=fmt, model=model, fast=fast), labelers):
                 counts.add(labelled)
                 writer.write(labelled)
     return counts
