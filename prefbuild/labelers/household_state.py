@@ -9,6 +9,7 @@ Labelers that judge progress (loops, success claims, phantom objects) need the s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -62,6 +63,17 @@ def effects(feedback: str) -> tuple[Effect, ...]:
         else:
             found.append(Effect("on", switched))
     return tuple(found)
+
+
+def reports_effect(lowered: str) -> bool:
+    """Whether a lower-case reply reports a state change (``effects`` finds one in it)."""
+    return _EFFECT.search(lowered) is not None
+
+
+def effect_matches(lowered: str) -> Iterator[re.Match[str]]:
+    """The state changes a lower-case text reports, one match each, in order; the pattern matches no
+    line break and no "\\0", so in replies joined by either each match lies within one reply."""
+    return _EFFECT.finditer(lowered)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.household_state import HAND, HouseState
+from prefbuild.labelers.household_state import HAND, HouseState, effect_matches, reports_effect
 from prefbuild.labelers.household_text import entities
 from prefbuild.labelers.text import (
     canonical_command,
@@ -178,6 +178,8 @@ def _masked(key: str) -> str:
 def _may_repeat(keys: list[str | None], masked: list[str | None]) -> bool:
     """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked
     (``masked`` holds the keys with names masked)."""
+    if None not in keys:  # every step has a key (the common case): no None to leave out
+        return len(set(keys)) < len(keys) or len(set(pairwise(masked))) < len(masked) - 1
     present = [key for key in keys if key is not None]
     if len(set(present)) < len(present):
         return True
@@ -280,6 +282,8 @@ def _listed_object(swap: tuple[str, str], steps: list[Step], index: int) -> bool
     return any(new in entities(step.feedback.lower()) for step in steps[:index])
 
 
+# is_nothing_happens() reads "nothing happens" or "nothing happened" (any case) in a reply: both hold this.
+_NOTHING_PHRASE = "nothing happen"
 _ERRAND = re.compile(r"^(?:put|heat|cool|clean|slice) ")
 _MOVED = re.compile(r"^(?:put|take|heat|cool|clean|slice) ([a-z]+ \d+)")
 # Commands that report where the agent is or what it holds: a repeat is a loop only with the same reply.
@@ -294,6 +298,9 @@ def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple
     where the countertop listed only the spoon): guessing numbers the episode has already ruled out, also
     when the harness snapped each guess onto some other command; ``written`` holds each step's
     canonical written command."""
+    # Every written take puts a "\0take " in this text (other commands may add more): a candidate needs two.
+    if ("\0" + "\0".join(filter(None, written))).count("\0take ") < 2:
+        return []
     candidates: list[tuple[int, int, re.Match[str]]] = []
     last = -1  # the last step with a command, and its written take
     guess: re.Match[str] | None = None
@@ -321,6 +328,21 @@ def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple
         got = any(f"you pick up the {kind}" in steps[i].feedback.lower() for i in (earlier, later))
         if shown is not None and f"{kind} {take.group(2)}" not in shown and not got:
             found.append((earlier, later))
+    return found
+
+
+def _reporting(steps: list[Step], replies: str) -> list[int]:
+    """The steps whose reply reports a state change (``HouseState.apply`` changes nothing on the others),
+    found in one search of ``replies``, the replies lower-case and joined by "\\0"."""
+    if replies.count("\0") != len(steps) - 1:  # a reply holds a "\0" itself: ask each reply
+        return [index for index, step in enumerate(steps) if reports_effect(step.feedback.lower())]
+    found: list[int] = []
+    index, position = 0, 0
+    for match in effect_matches(replies):  # no match spans a "\0": each lies in one reply
+        index += replies.count("\0", position, match.start())
+        position = match.start()
+        if not found or found[-1] != index:
+            found.append(index)
     return found
 
 
@@ -440,17 +462,21 @@ class LoopLabeler(Labeler):
             command if (executed := step.facts.executed_action) is None else canonical_command(executed)
             for step, command in zip(steps, written, strict=True)
         ]
-        for index, key in enumerate(keys):  # step_key: a turn without a command is its thought
-            if key is None and (thought := steps[index].thought):
-                keys[index] = _thought_key(thought)
+        if None in keys:
+            for index, key in enumerate(keys):  # step_key: a turn without a command is its thought
+                if key is None and (thought := steps[index].thought):
+                    keys[index] = _thought_key(thought)
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        masked = [_masked(key) if key is not None else None for key in keys]
-        guesses = _failed_variants(steps, keys, masked)
+        masked = [_masked(key) if key is not None else None for key in keys] if None in keys else [*map(_masked, keys)]
+        # The replies of the episode, lower-case, one per segment ("\0" cannot occur in a pattern searched here).
+        replies = "\0".join([step.feedback for step in steps]).lower()
+        # Each reply that is "Nothing happens." holds the phrase: a failed variant needs two of them.
+        guesses = _failed_variants(steps, keys, masked) if replies.count(_NOTHING_PHRASE) >= 2 else []
         refuted = _refuted_guesses(steps, written)
         if not guesses and not refuted and not _may_repeat(keys, masked):
             return []
-        states, novel, final, moves = self._replay(steps)
+        states, novel, final, moves = self._replay(steps, replies)
         found: dict[int, Label] = {}
         self._exact(trajectory, keys, [*states[1:], final], states, novel, moves, found)
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
@@ -462,11 +488,12 @@ class LoopLabeler(Labeler):
 
     @staticmethod
     def _replay(
-        steps: list[Step],
+        steps: list[Step], replies: str
     ) -> tuple[list[frozenset[tuple[str, str]]], _Novelty, frozenset[tuple[str, str]], list[Moves]]:
         """The confirmed state before each step, whether each step brought something new (a reply
         showing what the agent had not seen, or a state never reached before; worked out only when
-        first asked), and the moves made before each step."""
+        first asked), and the moves made before each step (``replies``: the steps' replies, lower-case,
+        joined by "\\0")."""
         state = HouseState()
         states: list[frozenset[tuple[str, str]]] = []
         moves: list[Moves] = []
@@ -474,16 +501,26 @@ class LoopLabeler(Labeler):
         adjusts: list[_Adjust | None] = []  # how each step's reply is read in the state it left
         snapshot = state.key()
         progress, moved, adjust = _progress(state), _moves(state), None
-        for step in steps:
-            states.append(progress)
-            moves.append(moved)
-            state.apply(step.feedback)
-            if state.key() is not snapshot:  # a new key object exactly when the reply changed something
-                snapshot = state.key()
-                progress, moved = _progress(state), _moves(state)
-                adjust = _Adjust(state) if state.origin or state.where else None
+        start = 0  # the first step not in the lists yet
+        for index in _reporting(steps, replies):  # the others' replies leave the state as it is
+            if not state.apply(steps[index].feedback):
+                continue
+            run = index - start  # steps start..index-1 changed nothing
+            states += [progress] * (run + 1)
+            moves += [moved] * (run + 1)
+            reached += [snapshot] * run
+            adjusts += [adjust] * run
+            snapshot = state.key()
+            progress, moved = _progress(state), _moves(state)
+            adjust = _Adjust(state) if state.origin or state.where else None
             reached.append(snapshot)
             adjusts.append(adjust)
+            start = index + 1
+        run = len(steps) - start
+        states += [progress] * run
+        moves += [moved] * run
+        reached += [snapshot] * run
+        adjusts += [adjust] * run
 
         def novelty() -> Iterator[bool]:
             seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
