@@ -350,6 +350,8 @@ def _progress(state: HouseState) -> frozenset[tuple[str, str]]:
     """The confirmed state that matters for a repeat: what is held, moved and processed. A lamp switched
     on changes nothing at the places already searched (a re-sweep after ``use desklamp 1`` is a loop)."""
     key = state.key()
+    if not state.done:
+        return key  # no flag, so no lamp switched on
     switched = {flag for flag in state.done if flag[0] == "on"}
     return key - switched if switched else key
 
@@ -598,11 +600,13 @@ class LoopLabeler(Labeler):
             if group not in groups and key.startswith("go to "):
                 # Nothing changed at the place (or in hand) since an earlier walk there: the same walk.
                 place = key[len("go to ") :]
+                moved = moves[index]
+                bearing = _bearing(moved, place)
                 group = next(
                     (
                         group_of[i]
                         for i in reversed(occurrences)
-                        if _bearing(moves[i], place) == _bearing(moves[index], place)
+                        if moves[i] is moved or _bearing(moves[i], place) == bearing  # the same moves: the same bearing
                     ),
                     group,
                 )
@@ -677,10 +681,24 @@ class LoopLabeler(Labeler):
         which it must require."""
         total = len(keys)
         longest = int(self.config["max_cycle"])
-        for size in range(2, longest + 1):  # max_cycle 1: no blocks
+        # The starts whose head equals the one ``size`` steps before, by size, in increasing order.
+        starts: dict[int, list[int]] = {}
+        positions: dict[Hashable, list[int]] = {}
+        for start, head in enumerate(heads):
+            if head is None:
+                continue
+            earlier = positions.setdefault(head, [])
+            for before in reversed(earlier):
+                size = start - before
+                if size > longest:
+                    break
+                if size >= 2 and start + size <= total:
+                    starts.setdefault(size, []).append(start)
+            earlier.append(start)
+        for size in sorted(starts):  # max_cycle 1: no blocks
             free = size  # the first start not inside a block already labelled at this size
-            for start in range(size, total - size + 1):
-                if start < free or heads[start] is None or heads[start] != heads[start - size]:
+            for start in starts[size]:
+                if start < free:
                     continue
                 evidence = evidence_of(start, size)
                 if evidence is None:
