@@ -33,6 +33,7 @@ from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HAND, HouseState, effect_matches, reports_effect
 from prefbuild.labelers.household_text import entities
+from prefbuild.labelers.invalid_action import mentions
 from prefbuild.labelers.text import (
     canonical_command,
     executed_command,
@@ -123,8 +124,7 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     contents: list[tuple[str, frozenset[str]]] = []
     # a listing says "on the X, you see ..." or "the X is open. in it, you see ...": without those words there
     # is none (the room's description, "around you, you see ...", lists no receptacle's contents)
-    listing = ("on the " in lowered and ", you see " in lowered) or " is open. in it, you see " in lowered
-    for match in _CONTENTS_RE.finditer(lowered) if listing else ():
+    for match in _CONTENTS_RE.finditer(lowered) if _may_list(lowered) else ():
         receptacle = match.group(1) or match.group(2)
         items = entities(match.group(3))
         contents.append((receptacle, items))
@@ -132,6 +132,44 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
     return frozenset(keys), tuple(contents)
+
+
+def _may_list(lowered: str) -> bool:
+    """Whether a lower-case text may show a receptacle's contents: a listing says "on the X, you see ..." or
+    "the X is open. in it, you see ...", and without those words there is none (the room's description,
+    "around you, you see ...", lists no receptacle's contents)."""
+    return ("on the " in lowered and ", you see " in lowered) or " is open. in it, you see " in lowered
+
+
+class _Shown:
+    """Membership in ``info_keys(text)`` (what a text told, no state), read from the text only as far as
+    asked: an entity name is looked up in the text itself, the text is parsed in full only for other keys."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._lowered = text.lower()
+        self._none = is_nothing_happens(text)  # "Nothing happens." tells nothing
+        self._keys: frozenset[Hashable] | None = None
+
+    def holds(self, keys: frozenset[Hashable] | set[Hashable]) -> bool:
+        """Whether every one of ``keys`` is among the text's keys."""
+        if self._none:
+            return not keys
+        lowered = self._lowered
+        others = False
+        for key in keys:
+            if isinstance(key, str):  # a name: in the text's keys exactly when the text mentions it
+                if not mentions(lowered, key):
+                    return False
+            elif key[0] == "contents" and not _may_list(lowered):  # type: ignore[index]
+                return False  # the text shows no receptacle's contents
+            else:
+                others = True
+        if not others:
+            return True
+        if self._keys is None:
+            self._keys = info_keys(self._text)
+        return all(key in self._keys for key in keys)
 
 
 def step_key(step: Step) -> str | None:
@@ -525,17 +563,24 @@ class LoopLabeler(Labeler):
         adjusts += [adjust] * run
 
         def novelty() -> Iterator[bool]:
-            seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+            # What was seen: what the task's observation told, and ``seen``, the keys of the replies that
+            # brought news and those found in the observation, asked of ``shown`` only when not in ``seen``.
+            shown = _Shown(task_observation(steps[0].observation))
+            seen: set[Hashable] = set()
             visited = {HouseState().key()}
             for step, key, reading in zip(steps, reached, adjusts, strict=True):
                 plain, contents = _parsed_reply(step.feedback)
                 keys = reading(plain, contents) if contents and reading is not None else plain
                 if keys <= seen:
-                    # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
-                    yield key not in visited
+                    news = False
+                elif shown.holds(unseen := keys - seen):
+                    news = False
+                    seen |= unseen  # the observation told them
                 else:
-                    yield True
+                    news = True
                     seen |= keys
+                # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
+                yield news or key not in visited
                 visited.add(key)
 
         return states, _Novelty(novelty()), progress, moves

@@ -50,3 +50,21 @@ def test_may_repeat_without_none_keys() -> None:
         keys = [generator.choice(words) for _ in range(generator.randint(0, 6))]
         masked = [key if key is None else key.replace("desk 1", "#").replace("desk 2", "#") for key in keys]
         assert _may_repeat(keys, masked) == _may_repeat_in_full(keys, masked)
+
+
+def test_shown_holds_exactly_the_keys_of_the_text() -> None:
+    from prefbuild.labelers.loop import _Shown, info_keys
+
+    generator = random.Random(3)
+    pieces = [
+        "You are in the middle of a room. ", "you see a desk 1, a shelf 2", "On the desk 1, you see ", "a pen 2",
+        "nothing", ". ", ", ", "The drawer 1 is open. In it, you see ", "Nothing happens.", "OK.", "DESK 1",
+        "xdesk 1", "desk 12", "\n", " ", "step 3",
+    ]
+    texts = ["".join(generator.choice(pieces) for _ in range(generator.randint(0, 6))) for _ in range(400)]
+    replies = [info_keys(text) for text in texts]
+    for text in texts:
+        shown, keys = _Shown(text), info_keys(text)
+        for reply in generator.sample(replies, 40):
+            for part in (reply, frozenset(list(reply)[:1])):
+                assert shown.holds(part) == (part <= keys), (text, part)
