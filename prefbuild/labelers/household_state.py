@@ -125,30 +125,32 @@ class HouseState:
             return False
         before = self.key()
         self._key = None
+        where = self.where
         for effect in found:
-            if effect.kind in ("pick", "put"):
-                self.at = effect.place or self.at
-            if effect.kind == "on":
-                self.lit[effect.obj] = self.at
-            if effect.kind == "pick":
-                self.origin.setdefault(effect.obj, effect.place or "")
-                self.placed.pop(effect.obj, None)
-                for obj, place in list(self.where.items()):
-                    if place == HAND and obj != effect.obj:
-                        del self.where[obj]
-                self.where[effect.obj] = HAND
-            elif effect.kind == "put":
-                self.puts.append((effect.obj, effect.place or ""))
-                self.placed[effect.obj] = effect.place or ""
-                if self.origin.get(effect.obj) == effect.place:
-                    self.where.pop(effect.obj, None)
+            kind, moved, place = effect.kind, effect.obj, effect.place
+            if kind == "pick":
+                self.at = place or self.at
+                self.origin.setdefault(moved, place or "")
+                self.placed.pop(moved, None)
+                for obj, held in list(where.items()):
+                    if held == HAND and obj != moved:
+                        del where[obj]
+                where[moved] = HAND
+            elif kind == "put":
+                self.at = place or self.at
+                self.puts.append((moved, place or ""))
+                self.placed[moved] = place or ""
+                if self.origin.get(moved) == place:
+                    where.pop(moved, None)
                 else:
-                    self.where[effect.obj] = effect.place or ""
+                    where[moved] = place or ""
             else:
-                self.done.add((effect.kind, effect.obj))
-                cleared = _CLEARS.get(effect.kind)
+                if kind == "on":
+                    self.lit[moved] = self.at
+                self.done.add((kind, moved))
+                cleared = _CLEARS.get(kind)
                 if cleared is not None:
-                    self.done.discard((cleared, effect.obj))
+                    self.done.discard((cleared, moved))
         return self.key() != before
 
     def processed(self, kind: str, obj: str) -> bool:

@@ -280,6 +280,8 @@ def _redoes(step: Step, key: str, since: int, accidents: list[tuple[int, frozens
     """The step fetches back what a snapped command moved by accident after ``since``: as written, a command
     on the names it touched (``go to desk 2``, ``take pencil 2 from desk 2``); snapped itself, a written
     command on the very object it moved (``take vase 2 from coffeetable 1`` run as ``go to coffeetable 1``)."""
+    if not accidents:
+        return False  # nothing moved by accident (most episodes)
     written = _as_written(step)
     named = entities(canonical_command(step.action) or "") if not written else frozenset()
     for moved_at, names, obj in accidents:
