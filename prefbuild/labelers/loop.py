@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.household_state import HAND, HouseState, effect_matches, reports_effect
-from prefbuild.labelers.household_text import entities
+from prefbuild.labelers.household_text import _NAME_ASCII_RE, _NAME_RE, entities
 from prefbuild.labelers.invalid_action import mentions
 from prefbuild.labelers.text import (
     canonical_command,
@@ -120,15 +120,32 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     if is_nothing_happens(feedback):
         return frozenset(), ()
     lowered = feedback.lower()
-    keys: set[Hashable] = set(entities(lowered))
     contents: list[tuple[str, frozenset[str]]] = []
-    # a listing says "on the X, you see ..." or "the X is open. in it, you see ...": without those words there
-    # is none (the room's description, "around you, you see ...", lists no receptacle's contents)
-    for match in _CONTENTS_RE.finditer(lowered) if _may_list(lowered) else ():
-        receptacle = match.group(1) or match.group(2)
-        items = entities(match.group(3))
-        contents.append((receptacle, items))
-        keys.add(("contents", receptacle, items))
+    if not _may_list(lowered):
+        keys: set[Hashable] = set(entities(lowered))
+    elif "\n" in lowered:
+        keys = set(entities(lowered))
+        for match in _CONTENTS_RE.finditer(lowered):
+            receptacle = match.group(1) or match.group(2)
+            items = entities(match.group(3))
+            contents.append((receptacle, items))
+            keys.add(("contents", receptacle, items))
+    else:
+        # One pass finds the names and where they stand (``entities`` reads a one-line text in one findall);
+        # a listing's items are the names inside its list, as ``entities`` of the list finds them: the list
+        # follows "you see " and ends at a period or the text's end, so no name found in the text crosses its
+        # end, and one crossing its start ("see 2") leaves only digits there, where no name can start.
+        named = [
+            (found.start(), found.end(), found.group())
+            for found in (_NAME_ASCII_RE if lowered.isascii() else _NAME_RE).finditer(lowered)
+        ]
+        keys = {name for _, _, name in named}
+        for match in _CONTENTS_RE.finditer(lowered):
+            receptacle = match.group(1) or match.group(2)
+            start, end = match.span(3)
+            items = frozenset(name for first, last, name in named if first >= start and last <= end)
+            contents.append((receptacle, items))
+            keys.add(("contents", receptacle, items))
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
     return frozenset(keys), tuple(contents)

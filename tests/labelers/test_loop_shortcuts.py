@@ -68,3 +68,33 @@ def test_shown_holds_exactly_the_keys_of_the_text() -> None:
         for reply in generator.sample(replies, 40):
             for part in (reply, frozenset(list(reply)[:1])):
                 assert shown.holds(part) == (part <= keys), (text, part)
+
+
+def test_parsed_reply_items_by_position_agree_with_entities_of_each_list() -> None:
+    from prefbuild.labelers.household_text import entities
+    from prefbuild.labelers.loop import _CONTENTS_RE, _parsed_reply
+    from prefbuild.labelers.text import is_nothing_happens, normalize_text
+
+    def in_full(feedback: str) -> tuple[frozenset[object], tuple[tuple[str, frozenset[str]], ...]]:
+        if is_nothing_happens(feedback):
+            return frozenset(), ()
+        lowered = feedback.lower()
+        keys: set[object] = set(entities(lowered))
+        contents = []
+        for match in _CONTENTS_RE.finditer(lowered):
+            items = entities(match.group(3))
+            contents.append((match.group(1) or match.group(2), items))
+            keys.add(("contents", match.group(1) or match.group(2), items))
+        if not keys and lowered.strip():
+            keys.add(("text", normalize_text(lowered)))
+        return frozenset(keys), tuple(contents)
+
+    generator = random.Random(13)
+    pieces = [
+        "On the desk 1, you see ", "The drawer 2 is open. In it, you see ", "a pen 2", ", ", ", and ", ".", " ",
+        "2 apples", "a apple 12", "step 3", "\u00e9", "\u0663", "nothing", "x", "_", "1", "loc 4", "You arrive at ",
+        "you see ", "A CD 3", "\n",
+    ]
+    for _ in range(20000):
+        feedback = "".join(generator.choice(pieces) for _ in range(generator.randint(1, 9)))
+        assert _parsed_reply.__wrapped__(feedback) == in_full(feedback), feedback
