@@ -9,6 +9,7 @@ Labelers that judge progress (loops, success claims, phantom objects) need the s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -64,6 +65,17 @@ def effects(feedback: str) -> tuple[Effect, ...]:
     return tuple(found)
 
 
+def reports_effect(lowered: str) -> bool:
+    """Whether a lower-case reply reports a state change (``effects`` finds one in it)."""
+    return _EFFECT.search(lowered) is not None
+
+
+def effect_matches(lowered: str) -> Iterator[re.Match[str]]:
+    """The state changes a lower-case text reports, one match each, in order; the pattern matches no
+    line break and no "\\0", so in replies joined by either each match lies within one reply."""
+    return _EFFECT.finditer(lowered)
+
+
 @dataclass
 class HouseState:
     """The confirmed state of the objects the agent changed (others are where the game put them).
@@ -113,30 +125,32 @@ class HouseState:
             return False
         before = self.key()
         self._key = None
+        where = self.where
         for effect in found:
-            if effect.kind in ("pick", "put"):
-                self.at = effect.place or self.at
-            if effect.kind == "on":
-                self.lit[effect.obj] = self.at
-            if effect.kind == "pick":
-                self.origin.setdefault(effect.obj, effect.place or "")
-                self.placed.pop(effect.obj, None)
-                for obj, place in list(self.where.items()):
-                    if place == HAND and obj != effect.obj:
-                        del self.where[obj]
-                self.where[effect.obj] = HAND
-            elif effect.kind == "put":
-                self.puts.append((effect.obj, effect.place or ""))
-                self.placed[effect.obj] = effect.place or ""
-                if self.origin.get(effect.obj) == effect.place:
-                    self.where.pop(effect.obj, None)
+            kind, moved, place = effect.kind, effect.obj, effect.place
+            if kind == "pick":
+                self.at = place or self.at
+                self.origin.setdefault(moved, place or "")
+                self.placed.pop(moved, None)
+                for obj, held in list(where.items()):
+                    if held == HAND and obj != moved:
+                        del where[obj]
+                where[moved] = HAND
+            elif kind == "put":
+                self.at = place or self.at
+                self.puts.append((moved, place or ""))
+                self.placed[moved] = place or ""
+                if self.origin.get(moved) == place:
+                    where.pop(moved, None)
                 else:
-                    self.where[effect.obj] = effect.place or ""
+                    where[moved] = place or ""
             else:
-                self.done.add((effect.kind, effect.obj))
-                cleared = _CLEARS.get(effect.kind)
+                if kind == "on":
+                    self.lit[moved] = self.at
+                self.done.add((kind, moved))
+                cleared = _CLEARS.get(kind)
                 if cleared is not None:
-                    self.done.discard((cleared, effect.obj))
+                    self.done.discard((cleared, moved))
         return self.key() != before
 
     def processed(self, kind: str, obj: str) -> bool:

@@ -61,19 +61,23 @@ class InvalidActionLabeler(Labeler):
         if not self.applies_to(trajectory):
             return []
         steps = trajectory.steps
-        seen = _SeenNames(steps)
-        hand = _Hand(steps)
+        seen: _SeenNames | None = None  # built for the first step that needs a check
+        hand: _Hand | None = None
         labels: list[Label] = []
         for position, step in enumerate(steps):
             facts = step.facts
             # Accepted by the env as written, no snap, no admissible list, no "Nothing happens.": no check fires.
-            if (
-                step.valid is True
-                and facts.executed_action is None
-                and not (isinstance(facts.admissible, list) and facts.admissible)
-                and not is_nothing_happens(step.feedback)
-            ):
-                continue
+            if step.valid is True and facts.executed_action is None:
+                admissible, feedback = facts.admissible, step.feedback
+                if (not admissible or not isinstance(admissible, list)) and (
+                    # is_nothing_happens() is False for a reply that starts with neither "n", "N" nor a space
+                    not feedback
+                    or (feedback[0] not in "nN" and not feedback[0].isspace())
+                    or not is_nothing_happens(feedback)
+                ):
+                    continue
+            if seen is None or hand is None:
+                seen, hand = _SeenNames(steps), _Hand(steps)
             label = self._step(step, seen, hand, position)
             if label is not None:
                 labels.append(label)
@@ -184,10 +188,12 @@ class _SeenNames:
 
     def __init__(self, steps: list[Step]) -> None:
         self._steps = steps
-        self._observations = 0  # observations of steps[:observations] are in texts
-        self._replies = 0  # replies of steps[:replies] are in texts
-        self._texts: list[str] = []  # lower-case
-        self._names: set[str] = set()  # names found in the texts so far
+        self._observations = 0  # observations of steps[:observations] are in the text
+        self._replies = 0  # replies of steps[:replies] are in the text
+        # The texts read so far, lower-case, one per line: a line break is no part of a name and stands
+        # where a text's edge stood, so a name is mentioned in the text exactly when it is in one of them.
+        self._text = ""
+        self._names: set[str] = set()  # names found in the text so far
 
     def unknown(self, names: frozenset[str], position: int) -> frozenset[str]:
         """The entity ``names`` that no text shown before the action of ``steps[position]`` mentions
@@ -195,18 +201,18 @@ class _SeenNames:
         missing = names - self._names
         if not missing:
             return missing
-        texts = self._texts
-        texts += [step.observation.lower() for step in self._steps[self._observations : position + 1]]
-        texts += [step.feedback.lower() for step in self._steps[self._replies : position]]
+        steps = self._steps
+        self._text = "\n".join(
+            [
+                self._text,
+                *[step.observation.lower() for step in steps[self._observations : position + 1]],
+                *[step.feedback.lower() for step in steps[self._replies : position]],
+            ]
+        )
         self._observations, self._replies = position + 1, position
-        for text in texts:
-            found = {name for name in missing if mentions(text, name)}
-            if found:
-                self._names |= found
-                missing -= found
-                if not missing:
-                    break
-        return missing
+        found = {name for name in missing if mentions(self._text, name)}
+        self._names |= found
+        return missing - found
 
 
 def mentions(lowered: str, name: str) -> bool:

@@ -31,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prefbuild.envs.household.catalog import RECEPTACLE_TYPES
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.household_state import HAND, HouseState
-from prefbuild.labelers.household_text import entities
+from prefbuild.labelers.household_state import HAND, HouseState, effect_matches, reports_effect
+from prefbuild.labelers.household_text import _NAME_ASCII_RE, _NAME_RE, entities
+from prefbuild.labelers.invalid_action import mentions
 from prefbuild.labelers.text import (
     canonical_command,
     executed_command,
@@ -119,19 +120,73 @@ def _parsed_reply(feedback: str) -> tuple[frozenset[Hashable], tuple[tuple[str, 
     if is_nothing_happens(feedback):
         return frozenset(), ()
     lowered = feedback.lower()
-    keys: set[Hashable] = set(entities(lowered))
     contents: list[tuple[str, frozenset[str]]] = []
-    # a listing says "on the X, you see ..." or "the X is open. in it, you see ...": without those words there
-    # is none (the room's description, "around you, you see ...", lists no receptacle's contents)
-    listing = ("on the " in lowered and ", you see " in lowered) or " is open. in it, you see " in lowered
-    for match in _CONTENTS_RE.finditer(lowered) if listing else ():
-        receptacle = match.group(1) or match.group(2)
-        items = entities(match.group(3))
-        contents.append((receptacle, items))
-        keys.add(("contents", receptacle, items))
+    if not _may_list(lowered):
+        keys: set[Hashable] = set(entities(lowered))
+    elif "\n" in lowered:
+        keys = set(entities(lowered))
+        for match in _CONTENTS_RE.finditer(lowered):
+            receptacle = match.group(1) or match.group(2)
+            items = entities(match.group(3))
+            contents.append((receptacle, items))
+            keys.add(("contents", receptacle, items))
+    else:
+        # One pass finds the names and where they stand (``entities`` reads a one-line text in one findall);
+        # a listing's items are the names inside its list, as ``entities`` of the list finds them: the list
+        # follows "you see " and ends at a period or the text's end, so no name found in the text crosses its
+        # end, and one crossing its start ("see 2") leaves only digits there, where no name can start.
+        named = [
+            (found.start(), found.end(), found.group())
+            for found in (_NAME_ASCII_RE if lowered.isascii() else _NAME_RE).finditer(lowered)
+        ]
+        keys = {name for _, _, name in named}
+        for match in _CONTENTS_RE.finditer(lowered):
+            receptacle = match.group(1) or match.group(2)
+            start, end = match.span(3)
+            items = frozenset(name for first, last, name in named if first >= start and last <= end)
+            contents.append((receptacle, items))
+            keys.add(("contents", receptacle, items))
     if not keys and lowered.strip():
         keys.add(("text", normalize_text(lowered)))
     return frozenset(keys), tuple(contents)
+
+
+def _may_list(lowered: str) -> bool:
+    """Whether a lower-case text may show a receptacle's contents: a listing says "on the X, you see ..." or
+    "the X is open. in it, you see ...", and without those words there is none (the room's description,
+    "around you, you see ...", lists no receptacle's contents)."""
+    return ("on the " in lowered and ", you see " in lowered) or " is open. in it, you see " in lowered
+
+
+class _Shown:
+    """Membership in ``info_keys(text)`` (what a text told, no state), read from the text only as far as
+    asked: an entity name is looked up in the text itself, the text is parsed in full only for other keys."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._lowered = text.lower()
+        self._none = is_nothing_happens(text)  # "Nothing happens." tells nothing
+        self._keys: frozenset[Hashable] | None = None
+
+    def holds(self, keys: frozenset[Hashable] | set[Hashable]) -> bool:
+        """Whether every one of ``keys`` is among the text's keys."""
+        if self._none:
+            return not keys
+        lowered = self._lowered
+        others = False
+        for key in keys:
+            if isinstance(key, str):  # a name: in the text's keys exactly when the text mentions it
+                if not mentions(lowered, key):
+                    return False
+            elif key[0] == "contents" and not _may_list(lowered):  # type: ignore[index]
+                return False  # the text shows no receptacle's contents
+            else:
+                others = True
+        if not others:
+            return True
+        if self._keys is None:
+            self._keys = info_keys(self._text)
+        return all(key in self._keys for key in keys)
 
 
 def step_key(step: Step) -> str | None:
@@ -178,6 +233,8 @@ def _masked(key: str) -> str:
 def _may_repeat(keys: list[str | None], masked: list[str | None]) -> bool:
     """Cheap pre-check: some key occurs twice, or two consecutive keys recur with names masked
     (``masked`` holds the keys with names masked)."""
+    if None not in keys:  # every step has a key (the common case): no None to leave out
+        return len(set(keys)) < len(keys) or len(set(pairwise(masked))) < len(masked) - 1
     present = [key for key in keys if key is not None]
     if len(set(present)) < len(present):
         return True
@@ -240,6 +297,8 @@ def _redoes(step: Step, key: str, since: int, accidents: list[tuple[int, frozens
     """The step fetches back what a snapped command moved by accident after ``since``: as written, a command
     on the names it touched (``go to desk 2``, ``take pencil 2 from desk 2``); snapped itself, a written
     command on the very object it moved (``take vase 2 from coffeetable 1`` run as ``go to coffeetable 1``)."""
+    if not accidents:
+        return False  # nothing moved by accident (most episodes)
     written = _as_written(step)
     named = entities(canonical_command(step.action) or "") if not written else frozenset()
     for moved_at, names, obj in accidents:
@@ -280,6 +339,8 @@ def _listed_object(swap: tuple[str, str], steps: list[Step], index: int) -> bool
     return any(new in entities(step.feedback.lower()) for step in steps[:index])
 
 
+# is_nothing_happens() reads "nothing happens" or "nothing happened" (any case) in a reply: both hold this.
+_NOTHING_PHRASE = "nothing happen"
 _ERRAND = re.compile(r"^(?:put|heat|cool|clean|slice) ")
 _MOVED = re.compile(r"^(?:put|take|heat|cool|clean|slice) ([a-z]+ \d+)")
 # Commands that report where the agent is or what it holds: a repeat is a loop only with the same reply.
@@ -294,6 +355,9 @@ def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple
     where the countertop listed only the spoon): guessing numbers the episode has already ruled out, also
     when the harness snapped each guess onto some other command; ``written`` holds each step's
     canonical written command."""
+    # Every written take puts a "\0take " in this text (other commands may add more): a candidate needs two.
+    if ("\0" + "\0".join(filter(None, written))).count("\0take ") < 2:
+        return []
     candidates: list[tuple[int, int, re.Match[str]]] = []
     last = -1  # the last step with a command, and its written take
     guess: re.Match[str] | None = None
@@ -324,10 +388,27 @@ def _refuted_guesses(steps: list[Step], written: list[str | None]) -> list[tuple
     return found
 
 
+def _reporting(steps: list[Step], replies: str) -> list[int]:
+    """The steps whose reply reports a state change (``HouseState.apply`` changes nothing on the others),
+    found in one search of ``replies``, the replies lower-case and joined by "\\0"."""
+    if replies.count("\0") != len(steps) - 1:  # a reply holds a "\0" itself: ask each reply
+        return [index for index, step in enumerate(steps) if reports_effect(step.feedback.lower())]
+    found: list[int] = []
+    index, position = 0, 0
+    for match in effect_matches(replies):  # no match spans a "\0": each lies in one reply
+        index += replies.count("\0", position, match.start())
+        position = match.start()
+        if not found or found[-1] != index:
+            found.append(index)
+    return found
+
+
 def _progress(state: HouseState) -> frozenset[tuple[str, str]]:
     """The confirmed state that matters for a repeat: what is held, moved and processed. A lamp switched
     on changes nothing at the places already searched (a re-sweep after ``use desklamp 1`` is a loop)."""
     key = state.key()
+    if not state.done:
+        return key  # no flag, so no lamp switched on
     switched = {flag for flag in state.done if flag[0] == "on"}
     return key - switched if switched else key
 
@@ -440,17 +521,21 @@ class LoopLabeler(Labeler):
             command if (executed := step.facts.executed_action) is None else canonical_command(executed)
             for step, command in zip(steps, written, strict=True)
         ]
-        for index, key in enumerate(keys):  # step_key: a turn without a command is its thought
-            if key is None and (thought := steps[index].thought):
-                keys[index] = _thought_key(thought)
+        if None in keys:
+            for index, key in enumerate(keys):  # step_key: a turn without a command is its thought
+                if key is None and (thought := steps[index].thought):
+                    keys[index] = _thought_key(thought)
         if not self.config["thoughts"]:
             keys = [None if key is not None and key.startswith("think: ") else key for key in keys]
-        masked = [_masked(key) if key is not None else None for key in keys]
-        guesses = _failed_variants(steps, keys, masked)
+        masked = [_masked(key) if key is not None else None for key in keys] if None in keys else [*map(_masked, keys)]
+        # The replies of the episode, lower-case, one per segment ("\0" cannot occur in a pattern searched here).
+        replies = "\0".join([step.feedback for step in steps]).lower()
+        # Each reply that is "Nothing happens." holds the phrase: a failed variant needs two of them.
+        guesses = _failed_variants(steps, keys, masked) if replies.count(_NOTHING_PHRASE) >= 2 else []
         refuted = _refuted_guesses(steps, written)
         if not guesses and not refuted and not _may_repeat(keys, masked):
             return []
-        states, novel, final, moves = self._replay(steps)
+        states, novel, final, moves = self._replay(steps, replies)
         found: dict[int, Label] = {}
         self._exact(trajectory, keys, [*states[1:], final], states, novel, moves, found)
         if int(self.config["k"]) <= 2:  # a replayed script or lap is two occurrences
@@ -462,11 +547,12 @@ class LoopLabeler(Labeler):
 
     @staticmethod
     def _replay(
-        steps: list[Step],
+        steps: list[Step], replies: str
     ) -> tuple[list[frozenset[tuple[str, str]]], _Novelty, frozenset[tuple[str, str]], list[Moves]]:
         """The confirmed state before each step, whether each step brought something new (a reply
         showing what the agent had not seen, or a state never reached before; worked out only when
-        first asked), and the moves made before each step."""
+        first asked), and the moves made before each step (``replies``: the steps' replies, lower-case,
+        joined by "\\0")."""
         state = HouseState()
         states: list[frozenset[tuple[str, str]]] = []
         moves: list[Moves] = []
@@ -474,29 +560,46 @@ class LoopLabeler(Labeler):
         adjusts: list[_Adjust | None] = []  # how each step's reply is read in the state it left
         snapshot = state.key()
         progress, moved, adjust = _progress(state), _moves(state), None
-        for step in steps:
-            states.append(progress)
-            moves.append(moved)
-            state.apply(step.feedback)
-            if state.key() is not snapshot:  # a new key object exactly when the reply changed something
-                snapshot = state.key()
-                progress, moved = _progress(state), _moves(state)
-                adjust = _Adjust(state) if state.origin or state.where else None
+        start = 0  # the first step not in the lists yet
+        for index in _reporting(steps, replies):  # the others' replies leave the state as it is
+            if not state.apply(steps[index].feedback):
+                continue
+            run = index - start  # steps start..index-1 changed nothing
+            states += [progress] * (run + 1)
+            moves += [moved] * (run + 1)
+            reached += [snapshot] * run
+            adjusts += [adjust] * run
+            snapshot = state.key()
+            progress, moved = _progress(state), _moves(state)
+            adjust = _Adjust(state) if state.origin or state.where else None
             reached.append(snapshot)
             adjusts.append(adjust)
+            start = index + 1
+        run = len(steps) - start
+        states += [progress] * run
+        moves += [moved] * run
+        reached += [snapshot] * run
+        adjusts += [adjust] * run
 
         def novelty() -> Iterator[bool]:
-            seen: set[Hashable] = set(info_keys(task_observation(steps[0].observation)))
+            # What was seen: what the task's observation told, and ``seen``, the keys of the replies that
+            # brought news and those found in the observation, asked of ``shown`` only when not in ``seen``.
+            shown = _Shown(task_observation(steps[0].observation))
+            seen: set[Hashable] = set()
             visited = {HouseState().key()}
             for step, key, reading in zip(steps, reached, adjusts, strict=True):
                 plain, contents = _parsed_reply(step.feedback)
                 keys = reading(plain, contents) if contents and reading is not None else plain
                 if keys <= seen:
-                    # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
-                    yield key not in visited
+                    news = False
+                elif shown.holds(unseen := keys - seen):
+                    news = False
+                    seen |= unseen  # the observation told them
                 else:
-                    yield True
+                    news = True
                     seen |= keys
+                # a state never reached is news (switching the lamp on, though it changes nothing elsewhere)
+                yield news or key not in visited
                 visited.add(key)
 
         return states, _Novelty(novelty()), progress, moves
@@ -561,11 +664,13 @@ class LoopLabeler(Labeler):
             if group not in groups and key.startswith("go to "):
                 # Nothing changed at the place (or in hand) since an earlier walk there: the same walk.
                 place = key[len("go to ") :]
+                moved = moves[index]
+                bearing = _bearing(moved, place)
                 group = next(
                     (
                         group_of[i]
                         for i in reversed(occurrences)
-                        if _bearing(moves[i], place) == _bearing(moves[index], place)
+                        if moves[i] is moved or _bearing(moves[i], place) == bearing  # the same moves: the same bearing
                     ),
                     group,
                 )
@@ -640,10 +745,24 @@ class LoopLabeler(Labeler):
         which it must require."""
         total = len(keys)
         longest = int(self.config["max_cycle"])
-        for size in range(2, longest + 1):  # max_cycle 1: no blocks
+        # The starts whose head equals the one ``size`` steps before, by size, in increasing order.
+        starts: dict[int, list[int]] = {}
+        positions: dict[Hashable, list[int]] = {}
+        for start, head in enumerate(heads):
+            if head is None:
+                continue
+            earlier = positions.setdefault(head, [])
+            for before in reversed(earlier):
+                size = start - before
+                if size > longest:
+                    break
+                if size >= 2 and start + size <= total:
+                    starts.setdefault(size, []).append(start)
+            earlier.append(start)
+        for size in sorted(starts):  # max_cycle 1: no blocks
             free = size  # the first start not inside a block already labelled at this size
-            for start in range(size, total - size + 1):
-                if start < free or heads[start] is None or heads[start] != heads[start - size]:
+            for start in starts[size]:
+                if start < free:
                     continue
                 evidence = evidence_of(start, size)
                 if evidence is None:
