@@ -54,42 +54,59 @@ def bundled_lists(prefix: str) -> list[str]:
     )
 
 
-def _trie_pattern(phrases: list[str], *, word_ends: bool) -> str:
-    """One regex alternation shaped as a prefix tree: matching costs one pass over the text
-    instead of one attempt per phrase at every position. Longer phrases are tried first;
-    with ``word_ends`` a phrase ending in a letter must end a word ("sure" is not "surely")."""
+def _trie(phrases: list[str]) -> dict[str, dict]:
     trie: dict[str, dict] = {}
     for phrase in phrases:
         node = trie
         for char in phrase:
             node = node.setdefault(char, {})
         node[""] = {}
+    return trie
 
-    def render(node: dict[str, dict], last: str) -> str:
-        alternatives = [re.escape(char) + render(child, char) for char, child in sorted(node.items()) if char]
-        if "" in node:
-            alternatives.append(r"(?!\w)" if word_ends and (last.isalnum() or last == "_") else "")
-        if len(alternatives) == 1:
-            return alternatives[0]
-        return "(?:" + "|".join(alternatives) + ")"
 
-    return render(trie, "")
+def _render(node: dict[str, dict], last: str, word_ends: bool) -> str:
+    alternatives = [re.escape(char) + _render(child, char, word_ends) for char, child in sorted(node.items()) if char]
+    if "" in node:
+        alternatives.append(r"(?!\w)" if word_ends and (last.isalnum() or last == "_") else "")
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def _trie_pattern(phrases: list[str], *, word_ends: bool) -> str:
+    """One regex alternation shaped as a prefix tree: matching costs one pass over the text
+    instead of one attempt per phrase at every position. Longer phrases are tried first;
+    with ``word_ends`` a phrase ending in a letter must end a word ("sure" is not "surely")."""
+    return _render(_trie(phrases), "", word_ends)
+
+
+def _first_branches(phrases: list[str], *, word_ends: bool, word_start: bool) -> list[str]:
+    """The root alternatives of ``_trie_pattern(phrases)``, one per first character, in its order; with
+    ``word_start`` that character must start a word: ``c(?<!\\wc)`` is ``(?<!\\w)c``, the test written after
+    the character so that every alternative opens with a literal (the regex engine then skips the positions
+    that hold none of the first characters instead of trying each)."""
+    branches = []
+    for char, child in sorted(_trie(phrases).items()):  # phrases are not empty: no "" at the root
+        first = re.escape(char)
+        branches.append(first + (rf"(?<!\w{first})" if word_start else "") + _render(child, char, word_ends))
+    return branches
 
 
 @lru_cache(maxsize=32)
 def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Latin-script phrases must match whole words; CJK phrases match anywhere (no spaces there)."""
+    """Latin-script phrases must match whole words; CJK phrases match anywhere (no spaces there).
+
+    The regex is ``(?:(?<!\\w)LATIN)|(?:CJK)`` (each a ``_trie_pattern``), written as the alternatives of
+    their first characters: at a position only those of its character can match, Latin ones before CJK ones.
+    """
     unique = sorted({phrase.lower() for phrase in phrases if phrase.strip()})
     if not unique:
         return None
     latin = [phrase for phrase in unique if not _CJK.search(phrase)]
     cjk = [phrase for phrase in unique if _CJK.search(phrase)]
-    parts = []
-    if latin:
-        parts.append(r"(?<!\w)" + _trie_pattern(latin, word_ends=True))
-    if cjk:
-        parts.append(_trie_pattern(cjk, word_ends=False))
-    return re.compile("|".join(f"(?:{part})" for part in parts))
+    branches = _first_branches(latin, word_ends=True, word_start=True)
+    branches += _first_branches(cjk, word_ends=False, word_start=False)
+    return re.compile("|".join(branches))
 
 
 @lru_cache(maxsize=32)

@@ -169,3 +169,35 @@ def test_repeated_words_without_sentence_ends_as_plainly_counted() -> None:
         for minimum in (2, 3):
             if len(text) >= 6 * minimum:
                 assert repeated_sentence(text, minimum) == _plain_grams(text, minimum), (text, minimum)
+
+
+def _first_regex(phrases: list[str]) -> re.Pattern[str] | None:
+    """The phrase regex as first written: a word-start test, then one prefix tree each for Latin and CJK."""
+    from prefbuild.labelers.phrases import _CJK, _trie_pattern
+
+    unique = sorted({phrase.lower() for phrase in phrases if phrase.strip()})
+    if not unique:
+        return None
+    latin = [phrase for phrase in unique if not _CJK.search(phrase)]
+    cjk = [phrase for phrase in unique if _CJK.search(phrase)]
+    parts = []
+    if latin:
+        parts.append(r"(?<!\w)" + _trie_pattern(latin, word_ends=True))
+    if cjk:
+        parts.append(_trie_pattern(cjk, word_ends=False))
+    return re.compile("|".join(f"(?:{part})" for part in parts))
+
+
+def test_the_regex_by_first_characters_matches_as_the_prefix_trees() -> None:
+    cjk_latin = ["aiとして", "ok です", "as", "(sigh)", "\\d", "a.b", "[x]"]
+    for files, extra in ((bundled_lists("filler_"), ()), (bundled_lists("polite_"), ()), ((), _EXTRA),
+                         (bundled_lists("filler_"), [*_EXTRA, *cjk_latin]), ((), cjk_latin)):
+        phrases = [phrase for name in files for phrase in read_phrase_file(name)] + list(extra)
+        regex, first = PhraseMatcher(files, extra=extra)._regex, _first_regex(phrases)
+        assert regex is not None and first is not None
+        for text in _texts([*phrases, "AI", "とし", "です", "ok"], 3000, seed=len(phrases) + 1):
+            lowered = text.lower()
+            assert [m.span() for m in regex.finditer(lowered)] == [m.span() for m in first.finditer(lowered)], text
+            for start in range(len(lowered)):
+                got, want = regex.match(lowered, start), first.match(lowered, start)
+                assert (got and got.span()) == (want and want.span()), (text, start)
