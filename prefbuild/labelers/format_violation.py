@@ -130,10 +130,17 @@ class FormatViolationLabeler(Labeler):
         plain_ok = not self.config["reparse"]
         joined = bool(self.config["two_commands"])
         for step in trajectory.steps:
-            if plain_ok and step.format_ok and not step.normalized and not (
-                joined and (two_commands(step.action) or several_statements(step))
-            ):
-                continue
+            if plain_ok and step.format_ok and not step.normalized:
+                if not joined:
+                    continue
+                action = step.action
+                # two_commands and several_statements's own first tests, inline: most turns hold one plain command
+                if (not action or not (" and " in action or "," in action or ";" in action or "&&" in action)) and (
+                    step.facts.sql is None
+                ):
+                    continue
+                if not (two_commands(action) or several_statements(step)):
+                    continue
             label = self._step(trajectory, step)
             if label is not None:
                 labels.append(label)

@@ -54,42 +54,59 @@ def bundled_lists(prefix: str) -> list[str]:
     )
 
 
-def _trie_pattern(phrases: list[str], *, word_ends: bool) -> str:
-    """One regex alternation shaped as a prefix tree: matching costs one pass over the text
-    instead of one attempt per phrase at every position. Longer phrases are tried first;
-    with ``word_ends`` a phrase ending in a letter must end a word ("sure" is not "surely")."""
+def _trie(phrases: list[str]) -> dict[str, dict]:
     trie: dict[str, dict] = {}
     for phrase in phrases:
         node = trie
         for char in phrase:
             node = node.setdefault(char, {})
         node[""] = {}
+    return trie
 
-    def render(node: dict[str, dict], last: str) -> str:
-        alternatives = [re.escape(char) + render(child, char) for char, child in sorted(node.items()) if char]
-        if "" in node:
-            alternatives.append(r"(?!\w)" if word_ends and (last.isalnum() or last == "_") else "")
-        if len(alternatives) == 1:
-            return alternatives[0]
-        return "(?:" + "|".join(alternatives) + ")"
 
-    return render(trie, "")
+def _render(node: dict[str, dict], last: str, word_ends: bool) -> str:
+    alternatives = [re.escape(char) + _render(child, char, word_ends) for char, child in sorted(node.items()) if char]
+    if "" in node:
+        alternatives.append(r"(?!\w)" if word_ends and (last.isalnum() or last == "_") else "")
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def _trie_pattern(phrases: list[str], *, word_ends: bool) -> str:
+    """One regex alternation shaped as a prefix tree: matching costs one pass over the text
+    instead of one attempt per phrase at every position. Longer phrases are tried first;
+    with ``word_ends`` a phrase ending in a letter must end a word ("sure" is not "surely")."""
+    return _render(_trie(phrases), "", word_ends)
+
+
+def _first_branches(phrases: list[str], *, word_ends: bool, word_start: bool) -> list[str]:
+    """The root alternatives of ``_trie_pattern(phrases)``, one per first character, in its order; with
+    ``word_start`` that character must start a word: ``c(?<!\\wc)`` is ``(?<!\\w)c``, the test written after
+    the character so that every alternative opens with a literal (the regex engine then skips the positions
+    that hold none of the first characters instead of trying each)."""
+    branches = []
+    for char, child in sorted(_trie(phrases).items()):  # phrases are not empty: no "" at the root
+        first = re.escape(char)
+        branches.append(first + (rf"(?<!\w{first})" if word_start else "") + _render(child, char, word_ends))
+    return branches
 
 
 @lru_cache(maxsize=32)
 def _compile(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Latin-script phrases must match whole words; CJK phrases match anywhere (no spaces there)."""
+    """Latin-script phrases must match whole words; CJK phrases match anywhere (no spaces there).
+
+    The regex is ``(?:(?<!\\w)LATIN)|(?:CJK)`` (each a ``_trie_pattern``), written as the alternatives of
+    their first characters: at a position only those of its character can match, Latin ones before CJK ones.
+    """
     unique = sorted({phrase.lower() for phrase in phrases if phrase.strip()})
     if not unique:
         return None
     latin = [phrase for phrase in unique if not _CJK.search(phrase)]
     cjk = [phrase for phrase in unique if _CJK.search(phrase)]
-    parts = []
-    if latin:
-        parts.append(r"(?<!\w)" + _trie_pattern(latin, word_ends=True))
-    if cjk:
-        parts.append(_trie_pattern(cjk, word_ends=False))
-    return re.compile("|".join(f"(?:{part})" for part in parts))
+    branches = _first_branches(latin, word_ends=True, word_start=True)
+    branches += _first_branches(cjk, word_ends=False, word_start=False)
+    return re.compile("|".join(branches))
 
 
 @lru_cache(maxsize=32)
@@ -118,9 +135,49 @@ def _word_keys(phrases: tuple[str, ...]) -> tuple[frozenset[str], frozenset[tupl
     return frozenset(singles), frozenset(pairs)
 
 
+@lru_cache(maxsize=32)
+def _first_words(phrases: tuple[str, ...]) -> frozenset[str] | None:
+    """The first words (``\\w+`` runs) of the Latin ``phrases``; None when some Latin phrase does not start
+    with a word character (then a match need not start at a word of the text).
+
+    A Latin phrase starting with a word character matches where the text's word equal to its first word
+    starts: ``(?<!\\w)`` makes it a word start, and the phrase's first word ends the text's word (a non-word
+    character follows it in the phrase, or ``(?!\\w)`` ends the phrase). CJK phrases never match an ASCII text.
+    """
+    firsts: set[str] = set()
+    for phrase in {phrase.lower() for phrase in phrases if phrase.strip()}:
+        if _CJK.search(phrase):
+            continue
+        if not (phrase[0].isalnum() or phrase[0] == "_"):  # \w is exactly these characters
+            return None
+        firsts.add(_WORD_RUN.match(phrase).group(0))  # type: ignore[union-attr]
+    return frozenset(firsts)
+
+
 @lru_cache(maxsize=4)  # the filler and the politeness lists read the same text one after the other
-def _words_of(lowered: str) -> tuple[str, ...]:
-    return tuple(ascii_words(lowered))
+def _words_of(lowered: str) -> tuple[str, tuple[str, ...]]:
+    """An ASCII ``lowered`` with every non-word character made a space (same length), and its words."""
+    spaced = lowered.encode().translate(_NON_WORD_BYTES).decode()
+    return spaced, tuple(spaced.split())
+
+
+_Keys = tuple[frozenset[str], frozenset[tuple[str, str]]]
+
+
+def _leads(keys: _Keys | None) -> frozenset[str]:
+    """The one-word keys and the first words of the two-word keys: a text holding none holds no key."""
+    return frozenset() if keys is None else keys[0].union(pair[0] for pair in keys[1])
+
+
+def _may_match(keys: _Keys, leads: frozenset[str], lowered: str) -> bool:
+    """Exact pre-test (see _word_keys): False when ``lowered`` is ASCII and none of the key words are among
+    its words, so that no phrase matches it."""
+    if not lowered.isascii():
+        return True
+    words = _words_of(lowered)[1]
+    if leads.isdisjoint(words):
+        return False  # no key word alone, and no first word of a key pair
+    return not (keys[0].isdisjoint(words) and keys[1].isdisjoint(pairwise(words)))
 
 
 class PhraseMatcher:
@@ -133,18 +190,72 @@ class PhraseMatcher:
         phrases.extend(extra)
         self._regex = _compile(tuple(phrases))
         self._keys = _word_keys(tuple(phrases))
+        self._leads = _leads(self._keys)
+        self._firsts = _first_words(tuple(phrases))
 
     def find(self, text: str) -> list[str]:
         """Every phrase occurrence in ``text``, as written there."""
-        if self._regex is None or not text:
+        regex = self._regex
+        if regex is None or not text:
             return []
         lowered = text.lower()
-        if self._keys is not None and lowered.isascii():
-            # Exact pre-test (see _word_keys): none of the key words in the text's words, no match.
-            words = _words_of(lowered)
-            singles, pairs = self._keys
-            if singles.isdisjoint(words) and pairs.isdisjoint(pairwise(words)):
+        if self._keys is not None:
+            if not _may_match(self._keys, self._leads, lowered):
                 return []
+            if self._firsts is not None and lowered.isascii():
+                # Every match starts at a word that is a phrase's first word (see _first_words): the regex is
+                # tried there only, in order, and not inside a match, as finditer would.
+                return self._find_at(text, lowered, self._starts(*_words_of(lowered)))
         if len(lowered) != len(text):  # a few characters change length when lower-cased
-            return [match.group(0) for match in self._regex.finditer(lowered)]
-        return [text[match.start() : match.end()] for match in self._regex.finditer(lowered)]
+            return [match.group(0) for match in regex.finditer(lowered)]
+        return [text[match.start() : match.end()] for match in regex.finditer(lowered)]
+
+    def _starts(self, spaced: str, words: tuple[str, ...]) -> list[int]:
+        """Where the words of ``spaced`` that are first words of phrases start, in order."""
+        starts: list[int] = []
+        padded = f" {spaced} "  # a word is the text between two spaces here; padded[i] is spaced[i - 1]
+        for word in self._firsts.intersection(words):  # type: ignore[union-attr]
+            needle = f" {word} "
+            at = padded.find(needle)
+            while at >= 0:
+                starts.append(at)  # the word starts at padded[at + 1], spaced[at]
+                at = padded.find(needle, at + len(word) + 1)
+        starts.sort()
+        return starts
+
+    def _find_at(self, text: str, lowered: str, starts: list[int]) -> list[str]:
+        """The regex's matches in ``lowered`` that start at ``starts``, as finditer finds them."""
+        found: list[str] = []
+        end = 0
+        match_at = self._regex.match  # type: ignore[union-attr]
+        same_length = len(lowered) == len(text)
+        for start in starts:
+            if start < end:
+                continue  # inside the previous match
+            match = match_at(lowered, start)
+            if match is not None:
+                end = match.end()
+                found.append(text[start:end] if same_length else match.group(0))
+        return found
+
+
+class PhraseMatchers:
+    """Several matchers that read the same texts, with one shared pre-test: most texts hold no phrase of any."""
+
+    def __init__(self, *matchers: PhraseMatcher) -> None:
+        self._matchers = matchers
+        keys = [matcher._keys for matcher in matchers]
+        self._keys: _Keys | None = None
+        if all(key is not None for key in keys):
+            # A text without the key words of every list holds no phrase of any (see _may_match).
+            self._keys = (
+                frozenset().union(*(key[0] for key in keys if key is not None)),
+                frozenset().union(*(key[1] for key in keys if key is not None)),
+            )
+        self._leads = _leads(self._keys)
+
+    def find(self, text: str) -> tuple[list[str], ...]:
+        """``matcher.find(text)`` of each matcher."""
+        if text and self._keys is not None and not _may_match(self._keys, self._leads, text.lower()):
+            return tuple([[] for _ in self._matchers])
+        return tuple(matcher.find(text) for matcher in self._matchers)

@@ -29,7 +29,7 @@ from operator import itemgetter
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
-from prefbuild.labelers.phrases import PhraseMatcher, ascii_words, bundled_lists
+from prefbuild.labelers.phrases import PhraseMatcher, PhraseMatchers, ascii_words, bundled_lists
 from prefbuild.labelers.text import normalize_text, short, task_observation, token_count
 from prefbuild.records import FailureMode, Label, Trajectory
 
@@ -51,6 +51,8 @@ _INTERJECTION = re.compile(
     r"\s*(?:[.!?\n]|$))",
     re.IGNORECASE,
 )
+_INTERJECTION_INITIALS = "gpeawncstGPEAWNCST"
+_ASCII_NON_WORD = "".join(chr(code) for code in range(128) if not (chr(code).isalnum() or chr(code) == "_"))
 _NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles: "creditcard 1"
 # Words of a plan, an inference or a negation: a thought holding one does more than narrate.
 _REASONING = re.compile(
@@ -95,6 +97,12 @@ def opening_interjection(text: str) -> str | None:
         >>> opening_interjection("Thanks for the response. The task is to put a fork in a drawer.")
         'Thanks for the response.'
     """
+    if text.isascii():
+        # Exact pre-test: every interjection starts with one of these letters (any case), after the non-word
+        # characters opening the text (of an ASCII text, the ASCII ones).
+        opening = text.lstrip(_ASCII_NON_WORD)[:1]
+        if not opening or opening not in _INTERJECTION_INITIALS:
+            return None
     match = _INTERJECTION.match(text)
     return match.group(0).strip() if match else None
 
@@ -150,9 +158,15 @@ def restates(thought: str, observation: str, min_words: int, coverage: float) ->
     shown = _content_words(observation)
     if len(shown) < 3:
         return False
+    needed = len(shown) if len(shown) < 5 else coverage * len(shown)  # what either way to True below needs
+    # Exact pre-test: a content word of the thought is a substring of its lower-cased text, so the shown
+    # words found there are at least the covered ones.
+    lowered = thought.lower()
+    if sum(word in lowered for word in shown) < needed:
+        return False
     covered = len(shown & _content_words(thought))
-    if covered < (len(shown) if len(shown) < 5 else coverage * len(shown)):
-        return False  # short of what either way to True below needs
+    if covered < needed:
+        return False
     rows = observation.lstrip().startswith("[(")
     if rows and observation.count("(") < 3 and (_CONCLUDES.search(thought) or _COMPUTES.search(thought)):
         return False  # the values of one or two rows quoted on the way to a conclusion ("..., so A is taller")
@@ -181,13 +195,17 @@ def narrates(thought: str, shown: str, min_words: int) -> bool:
         ...          "and now I carry it.", "On the sidetable 1, you see a creditcard 1, and a watch 1.", 15)
         True
     """
-    if len(thought) < 4 * min_words or len(thought.split()) < min_words or _REASONING.search(thought):
+    if len(thought) < 4 * min_words or len(thought.split()) < min_words:
         return False
-    if _ORDER.search(thought):
-        return False  # "... Take it to the toilet.": a plan in the imperative
+    # The conditions are pure and all needed: the cheaper ones first.
     named = {f"{name} {number}" for name, number in _NAMED.findall(thought.lower())}
+    if len(named) < 2:
+        return False
     lowered = shown.lower()
-    return len(named) >= 2 and all(name in lowered for name in named)
+    if not all(name in lowered for name in named):
+        return False
+    # no plan, inference or negation; no plan in the imperative ("... Take it to the toilet.")
+    return not _REASONING.search(thought) and not _ORDER.search(thought)
 
 
 def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
@@ -214,7 +232,11 @@ def repeated_sentence(text: str, minimum: int) -> tuple[str, int] | None:
         return None  # `_NGRAM * minimum` words need twice as many characters less one
     lowered = text.lower()
     words = ascii_words(lowered) if lowered.isascii() else _WORDS.findall(lowered)
-    if len(words) >= _NGRAM * minimum:
+    # An n-gram counted `minimum` times puts each of its words `minimum` times in the text, at `_NGRAM + minimum - 1`
+    # positions at least (its first and last occurrences span that many): exact pre-test on the word counts.
+    if len(words) >= _NGRAM * minimum and sum(
+        count for count in Counter(words).values() if count >= minimum
+    ) >= _NGRAM + minimum - 1:
         grams = Counter(zip(*(words[i:] for i in range(_NGRAM)), strict=False))  # the n-grams in order
         gram, count = grams.most_common(1)[0]
         # Overlapping matches of one n-gram need a period of at least n to be real repeats.
@@ -266,8 +288,10 @@ class VerboseFillerLabeler(Labeler):
         self._weak = PhraseMatcher(
             self.config["weak_phrase_files"] or bundled_lists("polite_"), extra=self.config["weak_phrases"]
         )
-        # Turns repeat a lot ("ACTION: go to cabinet 1"); the text checks are pure, so cache them (bounded).
-        self._text_reasons = lru_cache(maxsize=4096)(self._text_reasons_uncached)
+        self._phrases = PhraseMatchers(self._strong, self._weak)
+        # Turns repeat a lot ("ACTION: go to cabinet 1"); the text checks are pure, so cache them (bounded: about
+        # 0.8 kB a turn, 6 MB in all; a scripted 10,000-task run has 19k distinct turns, recurring far apart).
+        self._text_reasons = lru_cache(maxsize=8192)(self._text_reasons_uncached)
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         config = self.config
@@ -280,11 +304,14 @@ class VerboseFillerLabeler(Labeler):
         recent: list[str] = []  # what the env showed after the steps so far, latest first (_last_observations)
         room: list[str] | None = None
         labels: list[Label] = []
+        text_reasons = self._text_reasons
+        least = 4 * min_words  # restates and narrates both need a thought of this many characters at least
         for step in trajectory.steps:  # steps[i].index == i (a Trajectory invariant)
-            thought = step.thought if step.thought is not None else step.raw_output
-            reasons, confidence, opening = self._text_reasons(step.raw_output, thought)
-            # " ".join(text.split()) is what normalize_text's whitespace regex and strip make of text
-            if check_goal and len(thought) >= len(goal) and goal in " ".join(thought.split()).lower():
+            raw = step.raw_output
+            own = step.thought
+            thought = raw if own is None else own
+            reasons, confidence, opening, normal = text_reasons(raw, thought)
+            if check_goal and len(thought) >= len(goal) and goal in normal:
                 if goal_seen:
                     reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
                     confidence = max(confidence, 0.7)
@@ -292,8 +319,7 @@ class VerboseFillerLabeler(Labeler):
             if opening:
                 reasons = (*reasons, opening)
                 confidence = max(confidence, 0.8)
-            # restates and narrates both need a thought of 4 * min_words characters at least
-            if len(thought) >= 4 * min_words:
+            if len(thought) >= least:
                 if recent:
                     shown = recent
                 else:  # nothing replied yet: the room of the first observation
@@ -303,26 +329,29 @@ class VerboseFillerLabeler(Labeler):
                 if shown and restates(thought, shown[0], min_words, coverage):
                     reasons = (*reasons, f"restates the previous observation '{short(shown[0], 50)}' at length")
                     confidence = max(confidence, 0.8)
-                elif ran_command and step.thought and narrates(step.thought, " ".join(shown), min_words):
+                elif ran_command and own and narrates(own, " ".join(shown), min_words):
                     reasons = (*reasons, f"only narrates what the env just showed ('{short(shown[0], 50)}')")
                     confidence = max(confidence, 0.75)
-            if step.action is not None or not step.thought:
-                recent = [step.feedback, *recent[:1]]
-            ran_command = ran_command or bool(step.action and not step.action.lower().startswith("think"))
+            action = step.action
+            if action is not None or not own:
+                recent = [step.feedback, recent[0]] if recent else [step.feedback]
+            if not ran_command and action and not action.lower().startswith("think"):
+                ran_command = True
             if reasons:
                 labels.append(self.make_label(step, confidence, "; ".join(reasons)))
         return labels
 
-    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float, str | None]:
+    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float, str | None, str]:
         """Reasons found in one turn's text alone (everything except restating the task and the
-        observation), and the reason of an opening interjection, which comes after the task's."""
+        observation), the reason of an opening interjection, which comes after the task's, and
+        ``normalize_text(thought)`` where the thought is long enough to hold a goal (12 characters)."""
+        normal = normalize_text(thought) if len(thought) >= 12 else ""
         reasons: list[str] = []
         confidence = 0.0
-        strong = self._strong.find(text)
+        strong, weak = self._phrases.find(text)
         if strong:
             reasons.append("filler " + ", ".join(f"'{short(p, 40)}'" for p in dict.fromkeys(strong)))
             confidence = max(confidence, 0.9)
-        weak = self._weak.find(text)
         if len(weak) >= int(self.config["min_weak_hits"]):
             reasons.append(f"{len(weak)} politeness markers (" + ", ".join(f"'{p}'" for p in dict.fromkeys(weak)) + ")")
             confidence = max(confidence, 0.75)
@@ -351,6 +380,6 @@ class VerboseFillerLabeler(Labeler):
                 confidence = max(confidence, 0.9)
         opening = opening_interjection(thought) if self.config["interjections"] else None
         if not opening:
-            return tuple(reasons), confidence, None
+            return tuple(reasons), confidence, None, normal
         addressed = f"opens with the interjection '{short(opening, 40)}' addressed to the environment"
-        return tuple(reasons), confidence, addressed
+        return tuple(reasons), confidence, addressed, normal
