@@ -419,11 +419,36 @@ def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False)
     """
     if not text:
         return ()
-    if _has_task_word(text):
+    words = _claim_words(text)
+    if words & _TASK_WORD:
         return _find_claims(text, goal, after_put)
-    if goal is None or not _may_claim_goal(text, goal) or not _names_receptacle(text, _named(goal)):
+    if (
+        goal is None
+        or not words & (_LOOK_CLAIM_WORD if goal.kind == "examine" else _GOAL_CLAIM_WORD)
+        or not _names_receptacle(text, _named(goal))
+    ):
         return ()  # no sentence can hold a task claim, nor a goal claim (both needs hold per sentence)
     return _find_claims(text, goal, after_put)
+
+
+_TASK_WORD = 1  # _has_task_word
+_GOAL_CLAIM_WORD = 2  # _may_claim_goal of a goal that is not a look task
+_LOOK_CLAIM_WORD = 4  # _may_claim_goal of a look task
+
+
+# Thoughts and actions repeat across steps and episodes; a bounded cache keeps memory flat.
+@lru_cache(maxsize=8192)
+def _claim_words(text: str) -> int:
+    """Which claims ``text`` holds the words of, as bits: a task word, a goal claim's or a look claim's."""
+    words = _TASK_WORD if _has_task_word(text) else 0
+    if not text.isascii():
+        return words | _GOAL_CLAIM_WORD | _LOOK_CLAIM_WORD  # as _may_claim_goal: read in full
+    lowered = text.lower()
+    if _LOOK_WORD.search(lowered) is not None:
+        words |= _LOOK_CLAIM_WORD
+    if _PUT_WORD.search(lowered) is not None or "have" in lowered or "got" in lowered or _STATE_START.search(lowered):
+        words |= _GOAL_CLAIM_WORD
+    return words
 
 
 def _named(goal: Goal) -> str:
