@@ -48,6 +48,7 @@ from prefbuild.labelers.text import (
 from prefbuild.records import FailureMode, Label, Step, StopReason, Trajectory
 
 _PROCESSING = {"heat": ("heat", "heated"), "cool": ("cool", "cooled"), "clean": ("clean", "cleaned")}
+_BARE_COMMAND = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
 _COMMAND = re.compile(rf"^(?:{HOUSEHOLD_VERBS}|think)\b")
 
 
@@ -374,10 +375,16 @@ def _is_think(action: str | None) -> bool:
 def _action_facts(action: str | None) -> tuple[bool, str | None]:
     """Whether the action claims completion itself (``is_completion_claim``), and the text of it that may
     assert success: a ``think:`` line's thought, or a free-text action (None for a command)."""
-    if action and _is_think(action):
+    if not action:
+        return False, None
+    if _BARE_COMMAND.match(action.lstrip("> ").lower()):
+        # exact: a bare command normalizes to a command that starts with its verb (no completion claim
+        # starts with a household verb) and is no think: line
+        return False, None
+    if _is_think(action):
         text: str | None = action.split(":", 1)[1]
-    elif action and not _COMMAND.match(canonical_command(action) or ""):
+    elif not _COMMAND.match(canonical_command(action) or ""):
         text = action
     else:
-        text = None  # a household command (a bare command too: it lower-cases to a canonical one) claims nothing
+        text = None  # a household command claims nothing
     return is_completion_claim(action), text

@@ -50,15 +50,25 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _TASK_WORDS = re.compile(
     r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything|タスク", re.IGNORECASE
 )
-# The same words for lowered ASCII text, where IGNORECASE matches exactly what ``str.lower`` gives
-# (a case-sensitive search of the lowered text is several times cheaper than an IGNORECASE one).
-_TASK_WORDS_LOWER = re.compile(r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything")
 
 
 def _has_task_word(text: str) -> bool:
     """``_TASK_WORDS.search(text)`` finds something (ASCII text is read lowered, the same words)."""
     if text.isascii():
-        return _TASK_WORDS_LOWER.search(text.lower()) is not None
+        # ASCII case folding is lower(); one substring test per word is cheaper than the alternation
+        lowered = text.lower()
+        return (
+            "task" in lowered
+            or "goal" in lowered
+            or "objective" in lowered
+            or "mission" in lowered
+            or "done" in lowered
+            or "complet" in lowered
+            or "accomplish" in lowered
+            or "succe" in lowered
+            or "finish" in lowered
+            or "everything" in lowered
+        )
     return _TASK_WORDS.search(text) is not None
 
 
@@ -253,12 +263,61 @@ def _task_claim(sentence: str) -> Claim | None:
     return None
 
 
+def _read_task_claim(sentence: str) -> Claim | None:
+    """``_task_claim(sentence)`` if the sentence holds a task word (``_has_task_word``), else None."""
+    if not sentence.isascii():
+        return _task_claim(sentence) if _TASK_WORDS.search(sentence) is not None else None
+    lowered = sentence.lower()  # ASCII case folding is lower()
+    if not (
+        "done" in lowered
+        or "complet" in lowered
+        or "finish" in lowered
+        or "succe" in lowered
+        or "accomplish" in lowered
+        or "everything" in lowered
+        or (
+            ("solved" in lowered or "achieved" in lowered or "met" in lowered)
+            and ("task" in lowered or "goal" in lowered or "objective" in lowered or "mission" in lowered)
+        )
+    ):
+        # exact: each task-claim pattern needs one of the words above, and task, goal, objective or mission
+        # (the other task words) claim only beside solved, achieved or met
+        return None
+    return _task_claim(sentence)
+
+
+# Filler sentences repeat within a text and across texts; short ones are cached (memory stays bounded).
+_CACHED_SENTENCE = 512
+_sentence_task_claim = lru_cache(maxsize=4096)(_read_task_claim)
+
+
 # Words one of which each pattern needs, searched in the lowered ASCII sentence (exact pre-tests: a
 # sentence without them cannot match). The put patterns need a put verb (``_PUT_VERBS``, or placed,
-# moved, dropped), ``_HAVE_IN`` needs have or got, ``_STATE`` what ``_STATE_START`` finds.
-_PUT_WORD = re.compile(r"put|placed|moved|dropped|delivered|set|placing")
-# A look claim says the object is under the lamp, or names one of ``_LOOK_CLAIM``'s verbs.
-_LOOK_WORD = re.compile(r"under|look|examin|turned|switched|used")
+# moved, dropped: ``_has_put_word``), ``_HAVE_IN`` needs have or got, ``_HAVING_PUT`` having, ``_STATE`` what
+# ``_STATE_START`` finds.
+def _has_put_word(lowered: str) -> bool:
+    """``lowered`` holds put, placed, moved, dropped, delivered, set or placing."""
+    return (
+        "put" in lowered
+        or "placed" in lowered
+        or "moved" in lowered
+        or "dropped" in lowered
+        or "delivered" in lowered
+        or "set" in lowered
+        or "placing" in lowered
+    )
+
+
+def _has_look_word(lowered: str) -> bool:
+    """A look claim says the object is under the lamp, or names one of ``_LOOK_CLAIM``'s verbs."""
+    return (
+        "under" in lowered
+        or "look" in lowered
+        or "examin" in lowered
+        or "turned" in lowered
+        or "switched" in lowered
+        or "used" in lowered
+    )
 
 
 def _may_claim_goal(text: str, goal: Goal) -> bool:
@@ -268,9 +327,9 @@ def _may_claim_goal(text: str, goal: Goal) -> bool:
         return True
     lowered = text.lower()
     if goal.kind == "examine":
-        return _LOOK_WORD.search(lowered) is not None
+        return _has_look_word(lowered)
     return (
-        _PUT_WORD.search(lowered) is not None
+        _has_put_word(lowered)
         or "have" in lowered
         or "got" in lowered
         or _STATE_START.search(lowered) is not None
@@ -282,10 +341,17 @@ def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | N
     put was tried (``after_put``), a plain state ("The remotecontrol 1 is in the armchair 1.") says it
     got there."""
     lowered = sentence.lower() if sentence.isascii() else None  # None: no pre-test (see _has_task_word)
-    put_word = lowered is None or _PUT_WORD.search(lowered) is not None
+    put_word = lowered is None or _has_put_word(lowered)
     have_word = lowered is None or "have" in lowered or "got" in lowered
-    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC, _HAVING_PUT):
-        if not (have_word if pattern is _HAVE_IN else put_word):
+    having_word = put_word and (lowered is None or "having" in lowered)
+    for pattern, needed in (
+        (_AGENT_PUT, put_word),
+        (_BARE_PUT, put_word),
+        (_HAVE_IN, have_word),
+        (_ELLIPTIC, put_word),
+        (_HAVING_PUT, having_word),
+    ):
+        if not needed:
             continue  # the pattern needs a word the sentence lacks
         match = pattern.search(sentence)
         if match is None:
@@ -420,6 +486,8 @@ def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False)
     if not text:
         return ()
     words = _claim_words(text)
+    if not words:
+        return ()  # the commonest case: no word that any claim needs
     if words & _TASK_WORD:
         return _find_claims(text, goal, after_put)
     if (
@@ -439,14 +507,15 @@ _LOOK_CLAIM_WORD = 4  # _may_claim_goal of a look task
 # Thoughts and actions repeat across steps and episodes; a bounded cache keeps memory flat.
 @lru_cache(maxsize=8192)
 def _claim_words(text: str) -> int:
-    """Which claims ``text`` holds the words of, as bits: a task word, a goal claim's or a look claim's."""
-    words = _TASK_WORD if _has_task_word(text) else 0
+    """Which claims ``text`` holds the words of, as bits: a task word (then the others are not needed), else
+    a goal claim's or a look claim's (``_may_claim_goal``)."""
+    if _has_task_word(text):
+        return _TASK_WORD
     if not text.isascii():
-        return words | _GOAL_CLAIM_WORD | _LOOK_CLAIM_WORD  # as _may_claim_goal: read in full
+        return _GOAL_CLAIM_WORD | _LOOK_CLAIM_WORD  # as _may_claim_goal: read in full
     lowered = text.lower()
-    if _LOOK_WORD.search(lowered) is not None:
-        words |= _LOOK_CLAIM_WORD
-    if _PUT_WORD.search(lowered) is not None or "have" in lowered or "got" in lowered or _STATE_START.search(lowered):
+    words = _LOOK_CLAIM_WORD if _has_look_word(lowered) else 0
+    if _has_put_word(lowered) or "have" in lowered or "got" in lowered or _STATE_START.search(lowered):
         words |= _GOAL_CLAIM_WORD
     return words
 
@@ -468,7 +537,7 @@ def _find_claims(text: str, goal: Goal | None, after_put: bool = False) -> tuple
             if claim is not None:
                 found.append(claim)
         # "The bread 2 is heated and now placed on the countertop 1, so the task is done.": both claims
-        task = _task_claim(sentence) if _has_task_word(sentence) else None
+        task = _sentence_task_claim(sentence) if len(sentence) <= _CACHED_SENTENCE else _read_task_claim(sentence)
         if task is not None:
             found.append(task)
     return tuple(found)
