@@ -44,7 +44,9 @@ class Claim:
     count: int = 1
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# Splits at whitespace after a sentence mark and at line breaks: ``(?<=[.!?。！？])\s+|\n+``, written so that
+# every match starts with a whitespace character (the same splits, cheaper to scan for).
+_SENTENCE_SPLIT = re.compile(r"\s(?:(?<=[.!?。！？]\s)\s*|(?<=\n)\n*)")
 # A sentence can only claim the whole task done when it holds one of these words (cheap pre-check);
 # a goal claim names the goal receptacle, a look claim the lamp.
 _TASK_WORDS = re.compile(
@@ -52,24 +54,42 @@ _TASK_WORDS = re.compile(
 )
 
 
+# The characters that IGNORECASE matching or lower() may read as ASCII letters (the long s, the dotless i, the
+# Kelvin sign, ligatures, ...; the tests check the list against the Unicode tables).
+_FOLDS_TO_ASCII = re.compile("[\u00df\u0130\u0131\u0149\u017f\u01f0\u1e96-\u1e9a\u1e9e\u212a\ufb00-\ufb06]")
+
+
+def _word_view(text: str) -> str | None:
+    """``text.lower()`` when the ASCII words an IGNORECASE pattern matches in ``text`` are exactly the
+    substrings of it (ASCII text, or text with none of ``_FOLDS_TO_ASCII``: the other characters never
+    match an ASCII letter and lower to no ASCII character); else None."""
+    if text.isascii() or _FOLDS_TO_ASCII.search(text) is None:
+        return text.lower()
+    return None
+
+
+def _holds_task_word(view: str) -> bool:
+    """``view`` (a ``_word_view``) holds one of ``_TASK_WORDS``; a substring test per word is cheaper than
+    the alternation."""
+    return (
+        "task" in view
+        or "goal" in view
+        or "objective" in view
+        or "mission" in view
+        or "done" in view
+        or "complet" in view
+        or "accomplish" in view
+        or "succe" in view
+        or "finish" in view
+        or "everything" in view
+        or "タスク" in view
+    )
+
+
 def _has_task_word(text: str) -> bool:
-    """``_TASK_WORDS.search(text)`` finds something (ASCII text is read lowered, the same words)."""
-    if text.isascii():
-        # ASCII case folding is lower(); one substring test per word is cheaper than the alternation
-        lowered = text.lower()
-        return (
-            "task" in lowered
-            or "goal" in lowered
-            or "objective" in lowered
-            or "mission" in lowered
-            or "done" in lowered
-            or "complet" in lowered
-            or "accomplish" in lowered
-            or "succe" in lowered
-            or "finish" in lowered
-            or "everything" in lowered
-        )
-    return _TASK_WORDS.search(text) is not None
+    """``_TASK_WORDS.search(text)`` finds something."""
+    view = _word_view(text)
+    return _TASK_WORDS.search(text) is not None if view is None else _holds_task_word(view)
 
 
 # Words before a claim, anywhere in its sentence, that make it a plan or a condition ("I will put",
@@ -265,11 +285,12 @@ def _task_claim(sentence: str) -> Claim | None:
 
 def _read_task_claim(sentence: str) -> Claim | None:
     """``_task_claim(sentence)`` if the sentence holds a task word (``_has_task_word``), else None."""
-    if not sentence.isascii():
+    lowered = _word_view(sentence)
+    if lowered is None:
         return _task_claim(sentence) if _TASK_WORDS.search(sentence) is not None else None
-    lowered = sentence.lower()  # ASCII case folding is lower()
     if not (
-        "done" in lowered
+        "タスク" in lowered
+        or "done" in lowered
         or "complet" in lowered
         or "finish" in lowered
         or "succe" in lowered
@@ -281,7 +302,7 @@ def _read_task_claim(sentence: str) -> Claim | None:
         )
     ):
         # exact: each task-claim pattern needs one of the words above, and task, goal, objective or mission
-        # (the other task words) claim only beside solved, achieved or met
+        # (the other task words) claim only beside solved, achieved or met (the words are task words)
         return None
     return _task_claim(sentence)
 
@@ -322,10 +343,10 @@ def _has_look_word(lowered: str) -> bool:
 
 def _may_claim_goal(text: str, goal: Goal) -> bool:
     """``text`` holds a word that a goal claim (``_goal_claim``) or a look claim (``_lamp_claim``) of
-    ``goal`` needs; non-ASCII text is always read in full."""
-    if not text.isascii():
+    ``goal`` needs; text without a ``_word_view`` is always read in full."""
+    lowered = _word_view(text)
+    if lowered is None:
         return True
-    lowered = text.lower()
     if goal.kind == "examine":
         return _has_look_word(lowered)
     return (
@@ -336,14 +357,30 @@ def _may_claim_goal(text: str, goal: Goal) -> bool:
     )
 
 
+def _plain(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` without IGNORECASE. Its letters are lower-case, so on the lowered form of an ASCII text it
+    matches where ``pattern`` matches on the text, with the same group spans (ASCII case folding is lower(),
+    which keeps every offset), several times cheaper."""
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+_PLAIN = {pattern: _plain(pattern) for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC, _HAVING_PUT, _STATE)}
+
+
+def _group(sentence: str, match: re.Match[str], name: str) -> str:
+    """The text of group ``name`` of ``match`` (found in ``sentence`` or its lowered form) in ``sentence``."""
+    return sentence[match.start(name) : match.end(name)]
+
+
 def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | None:
     """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state). Once a
     put was tried (``after_put``), a plain state ("The remotecontrol 1 is in the armchair 1.") says it
     got there."""
-    lowered = sentence.lower() if sentence.isascii() else None  # None: no pre-test (see _has_task_word)
-    put_word = lowered is None or _has_put_word(lowered)
-    have_word = lowered is None or "have" in lowered or "got" in lowered
-    having_word = put_word and (lowered is None or "having" in lowered)
+    view = _word_view(sentence)  # None: no pre-test
+    put_word = view is None or _has_put_word(view)
+    have_word = view is None or "have" in view or "got" in view
+    having_word = put_word and (view is None or "having" in view)
+    lowered = view if sentence.isascii() else None  # ASCII text is matched lowered (see _plain)
     for pattern, needed in (
         (_AGENT_PUT, put_word),
         (_BARE_PUT, put_word),
@@ -353,13 +390,13 @@ def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | N
     ):
         if not needed:
             continue  # the pattern needs a word the sentence lacks
-        match = pattern.search(sentence)
+        match = pattern.search(sentence) if lowered is None else _PLAIN[pattern].search(lowered)
         if match is None:
             continue
         # the checks below only filter (any order gives the same claim): the cheap target test first
-        rest = match.group("rest")
+        rest = _group(sentence, match, "rest")
         named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
-        target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
+        target = _group(sentence, match, "target") if named else _PREPOSITION.split(rest, 1)[0]
         if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
             continue
         if _hedged(sentence, match.start()):
@@ -371,13 +408,13 @@ def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | N
         if pattern is _ELLIPTIC and (not _PREPOSITION.match(rest.strip()) or _AUXILIARY.search(target)):
             continue  # "Knife placed in drawer 1", not "Knife put aside" nor "The knife should be placed ..."
         return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
-    if lowered is not None and _STATE_START.search(lowered) is None:
+    if view is not None and _STATE_START.search(view) is None:
         return None  # _STATE cannot match
-    for match in _STATE.finditer(sentence):
+    for match in _STATE.finditer(sentence) if lowered is None else _PLAIN[_STATE].finditer(lowered):
         clause = _CLAUSE_BREAK.split(sentence[: match.start()])[-1]
         if goal.obj not in _compact(clause) and not _PRONOUN.search(clause):
             continue
-        rest = match.group("rest")
+        rest = _group(sentence, match, "rest")
         if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
             continue
         if _negated(rest, goal.receptacle):
@@ -509,11 +546,11 @@ _LOOK_CLAIM_WORD = 4  # _may_claim_goal of a look task
 def _claim_words(text: str) -> int:
     """Which claims ``text`` holds the words of, as bits: a task word (then the others are not needed), else
     a goal claim's or a look claim's (``_may_claim_goal``)."""
-    if _has_task_word(text):
+    lowered = _word_view(text)
+    if lowered is None:
+        return _TASK_WORD if _TASK_WORDS.search(text) else _GOAL_CLAIM_WORD | _LOOK_CLAIM_WORD  # read in full
+    if _holds_task_word(lowered):
         return _TASK_WORD
-    if not text.isascii():
-        return _GOAL_CLAIM_WORD | _LOOK_CLAIM_WORD  # as _may_claim_goal: read in full
-    lowered = text.lower()
     words = _LOOK_CLAIM_WORD if _has_look_word(lowered) else 0
     if _has_put_word(lowered) or "have" in lowered or "got" in lowered or _STATE_START.search(lowered):
         words |= _GOAL_CLAIM_WORD

@@ -91,3 +91,45 @@ def test_the_action_facts_are_the_readings_they_stand_for(action: str | None) ->
     assert premature_success._action_facts(action) == (is_completion_claim(action), text)
     if action and _BARE.match(action.lstrip("> ").lower()):
         assert text is None  # the labeler's old early exit for a bare command beside no thought
+
+
+def test_the_characters_that_fold_to_ascii_are_all_listed() -> None:
+    letters = re.compile(r"[a-z]|" + "|".join("abcdefghijklmnopqrstuvwxyz"), re.IGNORECASE)
+    missing = []
+    for code in range(0x80, 0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        folds = char.lower() + char.upper() + char.casefold()
+        if (letters.match(char) or any(c.isascii() for c in folds)) and (
+            success_claims._FOLDS_TO_ASCII.match(char) is None
+        ):
+            missing.append(f"U+{code:04X}")
+    assert missing == []
+
+
+@pytest.mark.parametrize("text", [*SENTENCES, "少々お待ちください。 I have put the apple in the fridge 1.",
+                                  "もちろんです！ The task is done.", "Ｔhe task ıs done.", "The ﬁnal step is done."])
+def test_the_word_view_reads_the_words_the_patterns_read(text: str) -> None:
+    view = success_claims._word_view(text)
+    if view is not None:
+        assert success_claims._holds_task_word(view) == (success_claims._TASK_WORDS.search(text) is not None)
+
+
+def test_the_sentence_split_splits_where_the_plain_pattern_splits() -> None:
+    import random
+
+    plain = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+    rng = random.Random(7)
+    alphabet = ["a", ".", "!", "?", "。", "！", "？", "\n", " ", "\t", "\u3000", "\r", "\x85", "b"]
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert success_claims._SENTENCE_SPLIT.split(text) == plain.split(text), repr(text)
+
+
+@pytest.mark.parametrize("pattern", list(success_claims._PLAIN))
+def test_the_plain_patterns_have_lower_case_letters_only(pattern: re.Pattern[str]) -> None:
+    # escapes (\W, \s) and group names aside, an upper-case letter would match nothing in lowered text
+    letters = re.sub(r"\\.|\(\?P<\w+>", "", pattern.pattern)
+    assert letters == letters.lower()
+    assert pattern.flags & re.IGNORECASE
