@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
@@ -142,18 +143,30 @@ class PrematureSuccessLabeler(Labeler):
         # task_goal reads the first observation only when task.goal does not parse: skip cutting it out then
         goal = task_goal(trajectory.task) or task_goal(trajectory.task, task_observation(steps[0].observation))
         replay = _Replay(steps, goal)
+        last = len(steps) - 1
+        read_claims = self.config["thought_claims"]
         for step in steps:
-            label = self._step(trajectory, step, goal, replay)
+            claims, action_text = _action_facts(step.action)
+            claim = self._claim(trajectory, step, goal, action_text) if read_claims else None
+            if not claims and claim is None and step.index != last:
+                continue  # nothing here could claim anything
+            label = self._step(trajectory, step, goal, replay, claims, claim)
             if label is not None:
                 labels.append(label)
         return labels
 
-    def _step(self, trajectory: Trajectory, step: Step, goal: Goal | None, replay: _Replay) -> Label | None:
+    def _step(
+        self,
+        trajectory: Trajectory,
+        step: Step,
+        goal: Goal | None,
+        replay: _Replay,
+        claims: bool,
+        claim: Claim | None,
+    ) -> Label | None:
+        """The label of a step whose action claims completion (``claims``), whose text holds ``claim``, or
+        that ends the episode."""
         last = len(trajectory.steps) - 1
-        claims = is_completion_claim(step.action)
-        claim = self._claim(trajectory, step, goal) if self.config["thought_claims"] else None
-        if not claims and claim is None and step.index != last:
-            return None  # nothing here could claim anything
         if step_won(trajectory, step):
             return None
         known_unmet = goal_known_unmet(trajectory, step)
@@ -186,24 +199,20 @@ class PrematureSuccessLabeler(Labeler):
             return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
         return None
 
-    def _claim(self, trajectory: Trajectory, step: Step, goal: Goal | None) -> Claim | None:
-        """The success claim of this turn's thought, ``think:`` line or free-text action, if any."""
-        action = step.action
+    def _claim(self, trajectory: Trajectory, step: Step, goal: Goal | None, action_text: str | None) -> Claim | None:
+        """The success claim of this turn's thought, ``think:`` line or free-text action (``action_text``), if
+        any."""
         invented = _invented_put(step.raw_output, goal)
         if invented is not None:
             return invented
-        if not step.thought and (not action or _BARE_COMMAND.match(action.lstrip("> ").lower())):
-            return None  # a bare command claims nothing
-        command = canonical_command(action) or ""
-        texts = [step.thought]
-        if action and _is_think(action):
-            texts.append(action.split(":", 1)[1])
-        elif action and not _COMMAND.match(command):
-            texts.append(action)
+        thought = step.thought
         # A plain state claims only after a put was tried, so reading with after_put finds every candidate.
-        texts = [text for text in texts if find_claims(text, goal, after_put=True)]
-        if not texts:
+        read_thought = bool(thought) and bool(find_claims(thought, goal, after_put=True))
+        read_action = bool(action_text) and bool(find_claims(action_text, goal, after_put=True))
+        if not read_thought and not read_action:
             return None  # no sentence here could claim anything (the common case: no earlier steps read)
+        texts = [text for text, read in ((thought, read_thought), (action_text, read_action)) if read]
+        command = canonical_command(step.action) or ""
         put_tried = _put_tried(trajectory, step)
         for text in texts:
             for claim in find_claims(text, goal, after_put=put_tried):
@@ -313,11 +322,15 @@ _INVENTED_PUT = re.compile(r"^\s*you (?:put|move) the ([a-z]+) \d+ (?:in/on|in|o
 def _invented_put(raw_output: str, goal: Goal | None) -> Claim | None:
     """A line after the command in which the agent wrote the env's reply itself, saying a goal object
     was put into a goal receptacle ("go to shelf 1\nYou put the cd 1 in/on the shelf 1.")."""
-    if goal is None or goal.kind == "examine" or "\n" not in raw_output:
+    if goal is None or goal.kind == "examine":
         return None
-    if raw_output.isascii() and not ("you put" in (lowered := raw_output.lower()) or "you move" in lowered):
-        return None  # exact: _INVENTED_PUT needs "you put" or "you move" (ASCII case folding is lower())
-    for line in raw_output.split("\n")[1:]:
+    cut = raw_output.find("\n")
+    if cut < 0:
+        return None
+    after = raw_output[cut + 1 :]  # the lines after the command
+    if after.isascii() and not ("you put" in (lowered := after.lower()) or "you move" in lowered):
+        return None  # exact: _INVENTED_PUT needs "you put" or "you move" in a line (ASCII case folding is lower())
+    for line in after.split("\n"):
         match = _INVENTED_PUT.match(line)
         if match and match.group(1).lower() == goal.obj and match.group(2).lower() == goal.receptacle:
             return Claim(line.strip(), GOAL)
@@ -355,3 +368,23 @@ def _a(noun: str) -> str:
 
 def _is_think(action: str | None) -> bool:
     return bool(action) and action.strip().lower().startswith("think:")
+
+
+# Actions repeat across steps and episodes (commands above all); a bounded cache keeps memory flat.
+@lru_cache(maxsize=4096)
+def _action_facts(action: str | None) -> tuple[bool, str | None]:
+    """Whether the action claims completion itself (``is_completion_claim``), and the text of it that may
+    assert success: a ``think:`` line's thought, or a free-text action (None for a command)."""
+    if not action:
+        return False, None
+    if _BARE_COMMAND.match(action.lstrip("> ").lower()):
+        # exact: a bare command normalizes to a command that starts with its verb (no completion claim
+        # starts with a household verb) and is no think: line
+        return False, None
+    if _is_think(action):
+        text: str | None = action.split(":", 1)[1]
+    elif not _COMMAND.match(canonical_command(action) or ""):
+        text = action
+    else:
+        text = None  # a household command claims nothing
+    return is_completion_claim(action), text

@@ -44,22 +44,52 @@ class Claim:
     count: int = 1
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+# Splits at whitespace after a sentence mark and at line breaks: ``(?<=[.!?。！？])\s+|\n+``, written so that
+# every match starts with a whitespace character (the same splits, cheaper to scan for).
+_SENTENCE_SPLIT = re.compile(r"\s(?:(?<=[.!?。！？]\s)\s*|(?<=\n)\n*)")
 # A sentence can only claim the whole task done when it holds one of these words (cheap pre-check);
 # a goal claim names the goal receptacle, a look claim the lamp.
 _TASK_WORDS = re.compile(
     r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything|タスク", re.IGNORECASE
 )
-# The same words for lowered ASCII text, where IGNORECASE matches exactly what ``str.lower`` gives
-# (a case-sensitive search of the lowered text is several times cheaper than an IGNORECASE one).
-_TASK_WORDS_LOWER = re.compile(r"task|goal|objective|mission|done|complet|accomplish|succe|finish|everything")
+
+
+# The characters that IGNORECASE matching or lower() may read as ASCII letters (the long s, the dotless i, the
+# Kelvin sign, ligatures, ...; the tests check the list against the Unicode tables).
+_FOLDS_TO_ASCII = re.compile("[\u00df\u0130\u0131\u0149\u017f\u01f0\u1e96-\u1e9a\u1e9e\u212a\ufb00-\ufb06]")
+
+
+def _word_view(text: str) -> str | None:
+    """``text.lower()`` when the ASCII words an IGNORECASE pattern matches in ``text`` are exactly the
+    substrings of it (ASCII text, or text with none of ``_FOLDS_TO_ASCII``: the other characters never
+    match an ASCII letter and lower to no ASCII character); else None."""
+    if text.isascii() or _FOLDS_TO_ASCII.search(text) is None:
+        return text.lower()
+    return None
+
+
+def _holds_task_word(view: str) -> bool:
+    """``view`` (a ``_word_view``) holds one of ``_TASK_WORDS``; a substring test per word is cheaper than
+    the alternation."""
+    return (
+        "task" in view
+        or "goal" in view
+        or "objective" in view
+        or "mission" in view
+        or "done" in view
+        or "complet" in view
+        or "accomplish" in view
+        or "succe" in view
+        or "finish" in view
+        or "everything" in view
+        or "タスク" in view
+    )
 
 
 def _has_task_word(text: str) -> bool:
-    """``_TASK_WORDS.search(text)`` finds something (ASCII text is read lowered, the same words)."""
-    if text.isascii():
-        return _TASK_WORDS_LOWER.search(text.lower()) is not None
-    return _TASK_WORDS.search(text) is not None
+    """``_TASK_WORDS.search(text)`` finds something."""
+    view = _word_view(text)
+    return _TASK_WORDS.search(text) is not None if view is None else _holds_task_word(view)
 
 
 # Words before a claim, anywhere in its sentence, that make it a plan or a condition ("I will put",
@@ -253,47 +283,120 @@ def _task_claim(sentence: str) -> Claim | None:
     return None
 
 
+def _read_task_claim(sentence: str) -> Claim | None:
+    """``_task_claim(sentence)`` if the sentence holds a task word (``_has_task_word``), else None."""
+    lowered = _word_view(sentence)
+    if lowered is None:
+        return _task_claim(sentence) if _TASK_WORDS.search(sentence) is not None else None
+    if not (
+        "タスク" in lowered
+        or "done" in lowered
+        or "complet" in lowered
+        or "finish" in lowered
+        or "succe" in lowered
+        or "accomplish" in lowered
+        or "everything" in lowered
+        or (
+            ("solved" in lowered or "achieved" in lowered or "met" in lowered)
+            and ("task" in lowered or "goal" in lowered or "objective" in lowered or "mission" in lowered)
+        )
+    ):
+        # exact: each task-claim pattern needs one of the words above, and task, goal, objective or mission
+        # (the other task words) claim only beside solved, achieved or met (the words are task words)
+        return None
+    return _task_claim(sentence)
+
+
+# Filler sentences repeat within a text and across texts; short ones are cached (memory stays bounded).
+_CACHED_SENTENCE = 512
+_sentence_task_claim = lru_cache(maxsize=4096)(_read_task_claim)
+
+
 # Words one of which each pattern needs, searched in the lowered ASCII sentence (exact pre-tests: a
 # sentence without them cannot match). The put patterns need a put verb (``_PUT_VERBS``, or placed,
-# moved, dropped), ``_HAVE_IN`` needs have or got, ``_STATE`` what ``_STATE_START`` finds.
-_PUT_WORD = re.compile(r"put|placed|moved|dropped|delivered|set|placing")
-# A look claim says the object is under the lamp, or names one of ``_LOOK_CLAIM``'s verbs.
-_LOOK_WORD = re.compile(r"under|look|examin|turned|switched|used")
+# moved, dropped: ``_has_put_word``), ``_HAVE_IN`` needs have or got, ``_HAVING_PUT`` having, ``_STATE`` what
+# ``_STATE_START`` finds.
+def _has_put_word(lowered: str) -> bool:
+    """``lowered`` holds put, placed, moved, dropped, delivered, set or placing."""
+    return (
+        "put" in lowered
+        or "placed" in lowered
+        or "moved" in lowered
+        or "dropped" in lowered
+        or "delivered" in lowered
+        or "set" in lowered
+        or "placing" in lowered
+    )
+
+
+def _has_look_word(lowered: str) -> bool:
+    """A look claim says the object is under the lamp, or names one of ``_LOOK_CLAIM``'s verbs."""
+    return (
+        "under" in lowered
+        or "look" in lowered
+        or "examin" in lowered
+        or "turned" in lowered
+        or "switched" in lowered
+        or "used" in lowered
+    )
 
 
 def _may_claim_goal(text: str, goal: Goal) -> bool:
     """``text`` holds a word that a goal claim (``_goal_claim``) or a look claim (``_lamp_claim``) of
-    ``goal`` needs; non-ASCII text is always read in full."""
-    if not text.isascii():
+    ``goal`` needs; text without a ``_word_view`` is always read in full."""
+    lowered = _word_view(text)
+    if lowered is None:
         return True
-    lowered = text.lower()
     if goal.kind == "examine":
-        return _LOOK_WORD.search(lowered) is not None
+        return _has_look_word(lowered)
     return (
-        _PUT_WORD.search(lowered) is not None
+        _has_put_word(lowered)
         or "have" in lowered
         or "got" in lowered
         or _STATE_START.search(lowered) is not None
     )
 
 
+def _plain(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` without IGNORECASE. Its letters are lower-case, so on the lowered form of an ASCII text it
+    matches where ``pattern`` matches on the text, with the same group spans (ASCII case folding is lower(),
+    which keeps every offset), several times cheaper."""
+    return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
+
+
+_PLAIN = {pattern: _plain(pattern) for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC, _HAVING_PUT, _STATE)}
+
+
+def _group(sentence: str, match: re.Match[str], name: str) -> str:
+    """The text of group ``name`` of ``match`` (found in ``sentence`` or its lowered form) in ``sentence``."""
+    return sentence[match.start(name) : match.end(name)]
+
+
 def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | None:
     """The sentence asserts a goal object put into a goal receptacle (agentive, bare or as a state). Once a
     put was tried (``after_put``), a plain state ("The remotecontrol 1 is in the armchair 1.") says it
     got there."""
-    lowered = sentence.lower() if sentence.isascii() else None  # None: no pre-test (see _has_task_word)
-    put_word = lowered is None or _PUT_WORD.search(lowered) is not None
-    have_word = lowered is None or "have" in lowered or "got" in lowered
-    for pattern in (_AGENT_PUT, _BARE_PUT, _HAVE_IN, _ELLIPTIC, _HAVING_PUT):
-        if not (have_word if pattern is _HAVE_IN else put_word):
+    view = _word_view(sentence)  # None: no pre-test
+    put_word = view is None or _has_put_word(view)
+    have_word = view is None or "have" in view or "got" in view
+    having_word = put_word and (view is None or "having" in view)
+    lowered = view if sentence.isascii() else None  # ASCII text is matched lowered (see _plain)
+    for pattern, needed in (
+        (_AGENT_PUT, put_word),
+        (_BARE_PUT, put_word),
+        (_HAVE_IN, have_word),
+        (_ELLIPTIC, put_word),
+        (_HAVING_PUT, having_word),
+    ):
+        if not needed:
             continue  # the pattern needs a word the sentence lacks
-        match = pattern.search(sentence)
+        match = pattern.search(sentence) if lowered is None else _PLAIN[pattern].search(lowered)
         if match is None:
             continue
         # the checks below only filter (any order gives the same claim): the cheap target test first
-        rest = match.group("rest")
+        rest = _group(sentence, match, "rest")
         named = pattern is _HAVE_IN or pattern is _ELLIPTIC  # the object comes before the verb
-        target = match.group("target") if named else _PREPOSITION.split(rest, 1)[0]
+        target = _group(sentence, match, "target") if named else _PREPOSITION.split(rest, 1)[0]
         if goal.obj not in _compact(target) and (named or not _PRONOUN.search(target)):
             continue
         if _hedged(sentence, match.start()):
@@ -305,13 +408,13 @@ def _goal_claim(sentence: str, goal: Goal, after_put: bool = False) -> Claim | N
         if pattern is _ELLIPTIC and (not _PREPOSITION.match(rest.strip()) or _AUXILIARY.search(target)):
             continue  # "Knife placed in drawer 1", not "Knife put aside" nor "The knife should be placed ..."
         return Claim(sentence, GOAL, _count(sentence[: match.end()], goal))
-    if lowered is not None and _STATE_START.search(lowered) is None:
+    if view is not None and _STATE_START.search(view) is None:
         return None  # _STATE cannot match
-    for match in _STATE.finditer(sentence):
+    for match in _STATE.finditer(sentence) if lowered is None else _PLAIN[_STATE].finditer(lowered):
         clause = _CLAUSE_BREAK.split(sentence[: match.start()])[-1]
         if goal.obj not in _compact(clause) and not _PRONOUN.search(clause):
             continue
-        rest = match.group("rest")
+        rest = _group(sentence, match, "rest")
         if not _names_receptacle(rest, goal.receptacle) or _HEDGES_AFTER.search(rest) or _FAILED_AFTER.search(rest):
             continue
         if _negated(rest, goal.receptacle):
@@ -419,11 +522,39 @@ def find_claims(text: str | None, goal: Goal | None, *, after_put: bool = False)
     """
     if not text:
         return ()
-    if _has_task_word(text):
+    words = _claim_words(text)
+    if not words:
+        return ()  # the commonest case: no word that any claim needs
+    if words & _TASK_WORD:
         return _find_claims(text, goal, after_put)
-    if goal is None or not _may_claim_goal(text, goal) or not _names_receptacle(text, _named(goal)):
+    if (
+        goal is None
+        or not words & (_LOOK_CLAIM_WORD if goal.kind == "examine" else _GOAL_CLAIM_WORD)
+        or not _names_receptacle(text, _named(goal))
+    ):
         return ()  # no sentence can hold a task claim, nor a goal claim (both needs hold per sentence)
     return _find_claims(text, goal, after_put)
+
+
+_TASK_WORD = 1  # _has_task_word
+_GOAL_CLAIM_WORD = 2  # _may_claim_goal of a goal that is not a look task
+_LOOK_CLAIM_WORD = 4  # _may_claim_goal of a look task
+
+
+# Thoughts and actions repeat across steps and episodes; a bounded cache keeps memory flat.
+@lru_cache(maxsize=8192)
+def _claim_words(text: str) -> int:
+    """Which claims ``text`` holds the words of, as bits: a task word (then the others are not needed), else
+    a goal claim's or a look claim's (``_may_claim_goal``)."""
+    lowered = _word_view(text)
+    if lowered is None:
+        return _TASK_WORD if _TASK_WORDS.search(text) else _GOAL_CLAIM_WORD | _LOOK_CLAIM_WORD  # read in full
+    if _holds_task_word(lowered):
+        return _TASK_WORD
+    words = _LOOK_CLAIM_WORD if _has_look_word(lowered) else 0
+    if _has_put_word(lowered) or "have" in lowered or "got" in lowered or _STATE_START.search(lowered):
+        words |= _GOAL_CLAIM_WORD
+    return words
 
 
 def _named(goal: Goal) -> str:
@@ -443,7 +574,7 @@ def _find_claims(text: str, goal: Goal | None, after_put: bool = False) -> tuple
             if claim is not None:
                 found.append(claim)
         # "The bread 2 is heated and now placed on the countertop 1, so the task is done.": both claims
-        task = _task_claim(sentence) if _has_task_word(sentence) else None
+        task = _sentence_task_claim(sentence) if len(sentence) <= _CACHED_SENTENCE else _read_task_claim(sentence)
         if task is not None:
             found.append(task)
     return tuple(found)
