@@ -71,23 +71,8 @@ def test_shown_holds_exactly_the_keys_of_the_text() -> None:
 
 
 def test_parsed_reply_items_by_position_agree_with_entities_of_each_list() -> None:
-    from prefbuild.labelers.household_text import entities
-    from prefbuild.labelers.loop import _CONTENTS_RE, _parsed_reply
-    from prefbuild.labelers.text import is_nothing_happens, normalize_text
-
-    def in_full(feedback: str) -> tuple[frozenset[object], tuple[tuple[str, frozenset[str]], ...]]:
-        if is_nothing_happens(feedback):
-            return frozenset(), ()
-        lowered = feedback.lower()
-        keys: set[object] = set(entities(lowered))
-        contents = []
-        for match in _CONTENTS_RE.finditer(lowered):
-            items = entities(match.group(3))
-            contents.append((match.group(1) or match.group(2), items))
-            keys.add(("contents", match.group(1) or match.group(2), items))
-        if not keys and lowered.strip():
-            keys.add(("text", normalize_text(lowered)))
-        return frozenset(keys), tuple(contents)
+    from prefbuild.labelers.loop import _parsed_reply
+    from tests.labelers.test_fast_paths import _parsed_reply_in_full
 
     generator = random.Random(13)
     pieces = [
@@ -97,4 +82,4 @@ def test_parsed_reply_items_by_position_agree_with_entities_of_each_list() -> No
     ]
     for _ in range(20000):
         feedback = "".join(generator.choice(pieces) for _ in range(generator.randint(1, 9)))
-        assert _parsed_reply.__wrapped__(feedback) == in_full(feedback), feedback
+        assert _parsed_reply.__wrapped__(feedback) == _parsed_reply_in_full(feedback), feedback

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections import Counter
 from re import _constants, _parser  # type: ignore[attr-defined]
 
 from prefbuild.labelers.phrases import PhraseMatcher, PhraseMatchers, bundled_lists, read_phrase_file
@@ -16,12 +15,12 @@ from prefbuild.labelers.verbose_filler import (
     _ORDER,
     _REASONING,
     _STOP_WORDS,
-    _spread,
     narrates,
     opening_interjection,
     repeated_sentence,
     restates,
 )
+from tests.labelers.test_verbose_filler_shortcuts import _plain_repeated_sentence
 
 _EXTRA = ["ich gehe", "(sigh)", "don't", "a_b", "x1 y2 z3", "naïve idea", " spaced ", "ß", "ok", "ok then", "to do"]
 
@@ -148,16 +147,6 @@ def test_restates_and_narrates_as_plainly_tested() -> None:
             assert narrates(thought, observation, min_words) == _plain_narrates(thought, observation, min_words)
 
 
-def _plain_grams(text: str, minimum: int) -> tuple[str, int] | None:
-    words = re.findall(r"\w+", text.lower())
-    if len(words) >= 8 * minimum:
-        grams = Counter(tuple(words[i : i + 8]) for i in range(len(words) - 7))
-        gram, count = grams.most_common(1)[0]
-        if count >= minimum * 2 or (count >= minimum and _spread(words, gram) >= minimum):
-            return " ".join(gram), count
-    return None
-
-
 def test_repeated_words_without_sentence_ends_as_plainly_counted() -> None:
     rnd = random.Random(13)
     vocabulary = ["go", "to", "shelf", "1", "then", "the", "mug", "and", "x", "Go"]
@@ -168,7 +157,7 @@ def test_repeated_words_without_sentence_ends_as_plainly_counted() -> None:
             text = " ".join(block * rnd.randint(1, 4)) + " " + text
         for minimum in (2, 3):
             if len(text) >= 6 * minimum:
-                assert repeated_sentence(text, minimum) == _plain_grams(text, minimum), (text, minimum)
+                assert repeated_sentence(text, minimum) == _plain_repeated_sentence(text, minimum), (text, minimum)
 
 
 def _first_regex(phrases: list[str]) -> re.Pattern[str] | None:
