@@ -11,8 +11,7 @@ mode for their env; verbose_filler and format_violation apply to every env.
 from __future__ import annotations
 
 import logging
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from prefbuild import registry
@@ -136,68 +135,6 @@ def _without_replaced(usable: list[Labeler], env: str) -> list[Labeler]:
     return [labeler for labeler in usable if labeler.envs or labeler.mode not in specific_modes]
 
 
-_ENV_ONLY = "env"  # applies_to is Labeler's: the env name alone decides
-_TOOL = "tool"  # applies_to is ToolLabeler's: the env name and whether the trajectory has tool turns
-_ASK = "ask"  # any other applies_to: asked for every trajectory
-
-
-class _Chooser:
-    """``_applicable`` for a stream of trajectories: what the env name decides is remembered per env name.
-
-    Lives for one call of ``label_trajectories`` (labelers and their classes do not change meanwhile).
-    """
-
-    def __init__(self, labelers: Iterable[Labeler]) -> None:
-        self.labelers = list(labelers)
-        # env name -> (the labelers the env name does not rule out, each with how the rest is decided; any _TOOL;
-        # any _ASK)
-        self.plans: dict[str, tuple[list[tuple[Labeler, str]], bool, bool]] = {}
-        self.chosen: dict[tuple[str, bool], list[Labeler]] = {}
-        self.is_tool: Callable[[Trajectory], bool] = lambda trajectory: False  # ToolLabeler's test, once one is seen
-
-    def _how(self, labeler: Labeler) -> str:
-        """How ``labeler.applies_to`` decides: by the env name alone, as a tool labeler, or unknown (ask it)."""
-        if "applies_to" in getattr(labeler, "__dict__", ()):
-            return _ASK
-        defining = [cls for cls in type(labeler).__mro__ if "applies_to" in vars(cls)]
-        if defining == [Labeler]:
-            return _ENV_ONLY
-        tools = sys.modules.get("prefbuild.labelers.tools.calls")  # loaded where a ToolLabeler exists
-        tool_labeler = getattr(tools, "ToolLabeler", None)
-        if defining == [tool_labeler, Labeler]:
-            self.is_tool = tools.is_tool_trajectory  # type: ignore[union-attr]  # what ToolLabeler.applies_to asks
-            return _TOOL
-        return _ASK
-
-    def __call__(self, trajectory: Trajectory) -> list[Labeler]:
-        env = trajectory.env.name
-        known = self.plans.get(env)
-        if known is None:
-            plan = [
-                (labeler, how)
-                for labeler in self.labelers
-                # Labeler.applies_to is the env part of _ENV_ONLY and _TOOL labelers (ToolLabeler calls it first)
-                if (how := self._how(labeler)) == _ASK or Labeler.applies_to(labeler, trajectory)
-            ]
-            known = self.plans[env] = (
-                plan, any(how == _TOOL for _, how in plan), any(how == _ASK for _, how in plan)
-            )
-        plan, tools, ask = known
-        tool = tools and self.is_tool(trajectory)
-        if ask:
-            usable = [
-                labeler
-                for labeler, how in plan
-                if how == _ENV_ONLY or (how == _TOOL and tool) or (how == _ASK and labeler.applies_to(trajectory))
-            ]
-            return _without_replaced(usable, env)
-        chosen = self.chosen.get((env, tool))
-        if chosen is None:
-            usable = [labeler for labeler, how in plan if how == _ENV_ONLY or tool]
-            chosen = self.chosen[(env, tool)] = _without_replaced(usable, env)
-        return chosen
-
-
 def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Trajectory:
     """A copy of ``trajectory`` whose ``Step.labels`` are exactly what ``labelers`` find now.
 
@@ -208,11 +145,10 @@ def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Tra
 
 
 def label_trajectories(trajectories: Iterable[Trajectory], labelers: Iterable[Labeler]) -> Iterator[Trajectory]:
-    """``label_trajectory`` of each of ``trajectories`` in turn, choosing the labelers that apply once per env name
-    where their ``applies_to`` is the env's (the label stage's loop)."""
-    choose = _Chooser(labelers)
+    """``label_trajectory`` of each of ``trajectories`` in turn (the label stage's loop), streamed."""
+    labelers = list(labelers)
     for trajectory in trajectories:
-        yield _relabel(trajectory, choose(trajectory))
+        yield _relabel(trajectory, _applicable(labelers, trajectory))
 
 
 _NO_LABELS: list[Label] = []  # compared with, never handed out

@@ -1,4 +1,4 @@
-"""The label stage's loop (``label_trajectories``, labelers chosen once per env) labels as ``label_trajectory`` does."""
+"""The label stage's loop (``label_trajectories``) labels as ``label_trajectory`` does, records and structs alike."""
 
 from __future__ import annotations
 
