@@ -267,6 +267,11 @@ class Step(Record):
     normalized: list[str] = Field(default_factory=list, description="What the parser had to normalise.")
     valid: bool | None = Field(default=None, description="Was the action admissible / accepted by the env.")
     expert_action: str | None = Field(default=None, description="The env oracle's action at this state.")
+    searcher_action: str | None = Field(
+        default=None,
+        description="The action of the env's searching expert at this state: it knows only what the episode "
+        "has seen (household). None where the env has none or the recording predates it.",
+    )
     feedback: str = Field(default="", description="The env's reply to the action.")
     reward: float = 0.0
     done: bool = False

@@ -219,6 +219,13 @@ class Env(ABC):
         """A good next action from the current state, or None where the env has no oracle."""
         return None
 
+    def searcher_action(self) -> str | None:
+        """The next action of an expert that knows only what the episode has seen, or None where
+        the env has none. The oracle (``expert_action``) may walk straight to what is hidden; this
+        one searches, so a policy can imitate it. Recorded on every step (``Step.searcher_action``)
+        so that pair strategies need not replay the episode to ask it."""
+        return None
+
     def admissible_actions(self) -> list[str] | None:
         """Every command the env accepts now, or None where the env cannot enumerate them."""
         return None

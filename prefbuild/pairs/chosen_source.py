@@ -8,9 +8,11 @@ otherwise searches where the object type is plausibly found (``envs.household.pr
 
 Sources:
 
-- ``searcher``: household's searching expert, recomputed by replaying the episode to the step;
-  other envs have no such expert, and episodes that cannot be replayed (hand-made, imported
-  logs without the task's seed) keep the recorded action.
+- ``searcher``: household's searching expert. ``generate`` records its action on every step
+  (``Step.searcher_action``); for a step without one (imported logs, recordings older than the
+  field) it is recomputed by replaying the episode to the step. Other envs have no such expert,
+  and episodes that cannot be replayed (hand-made, imported logs without the task's seed) keep
+  the recorded oracle action.
 - ``oracle``: the recorded action (household's oracle, or the env's only expert).
 """
 
@@ -41,7 +43,8 @@ def chosen_action(
         step_index: the step whose context the pair uses.
         source: ``searcher`` or ``oracle``.
         cursor: replays the episode forward across calls for its steps in order (one
-            replay per episode instead of one per step); None replays from reset.
+            replay per episode instead of one per step); None replays from reset. Steps that
+            carry ``searcher_action`` are not replayed.
 
     Returns:
         ``(action, source)``: the action (None when there is none, e.g. the task is won) and
@@ -51,10 +54,13 @@ def chosen_action(
         >>> chosen_action(trajectory, 3, "oracle")[0] == trajectory.steps[3].expert_action  # doctest: +SKIP
         True
     """
-    recorded = trajectory.steps[step_index].expert_action
+    step = trajectory.steps[step_index]
+    recorded = step.expert_action
     expert = SEARCHING_EXPERTS.get(trajectory.env.name)
     if source == ORACLE or expert is None:
         return recorded, ORACLE
+    if step.searcher_action is not None:
+        return step.searcher_action, SEARCHER
     try:
         env = replay(trajectory, step_index) if cursor is None else cursor.at(trajectory, step_index)
     except ReplayError:

@@ -99,8 +99,11 @@ class EpisodeRunner:
         # An env that states the benchmark's own turn budget (DBBench: operations + the answer
         # turn, after which the table is always graded) gets at least that many steps.
         budget = max(episode.env.max_steps, int(getattr(env, "step_budget", 0) or 0))
+        # Envs written against an older base class may lack the hook; their steps record None.
+        searcher_hook = getattr(env, "searcher_action", None)
         for index in range(budget):
             expert = _optional(env.expert_action, episode, "expert_action")
+            searcher = _optional(searcher_hook, episode, "searcher_action") if searcher_hook else None
             view = (
                 EnvView(env=env, protocol=protocol, step_index=index, previous_outputs=tuple(outputs),
                         seed=recipe.seed, episode_id=episode.id)
@@ -178,6 +181,7 @@ class EpisodeRunner:
                     normalized=list(parsed.normalized),
                     valid=valid if parsed.action is not None else False,
                     expert_action=expert,
+                    searcher_action=searcher,
                     feedback=feedback,
                     reward=reward,
                     done=done,

@@ -8,6 +8,7 @@ import pytest
 
 from prefbuild.envs import cached_protocol as protocol_for
 from prefbuild.pairs import build_strategy
+from prefbuild.pairs.replay import replay
 from prefbuild.records import Trajectory
 from tests.pairs.factory import S, trajectory
 from tests.pairs.household import cached
@@ -66,3 +67,44 @@ def test_unreplayable_household_episodes_keep_the_recorded_action():
 def test_unknown_expert_is_refused():
     with pytest.raises(ValueError, match="expert must be one of searcher, oracle"):
         build_strategy("stepwise", {"expert": "psychic"})
+
+
+def test_recorded_searcher_actions_are_what_a_replay_computes(episodes):
+    """``generate`` records the searching expert's action on every household step; the env
+    replayed to that step and asked afresh gives the same action (``replay`` is independent of
+    the recording: it rebuilds the task from its seed and re-sends the executed commands)."""
+    steps = 0
+    for episode in episodes:
+        for step in episode.steps:
+            env = replay(episode, step.index)
+            env.expert = "searching"  # type: ignore[attr-defined]
+            assert step.searcher_action is not None
+            assert step.searcher_action == env.expert_action(), (episode.id, step.index)
+            steps += 1
+    assert steps >= 50
+
+
+def test_pairs_do_not_depend_on_whether_the_searcher_was_recorded(episodes):
+    """Recorded searcher actions only save the replay: the pairs are the same without them."""
+    unrecorded = [
+        episode.model_copy(update={"steps": [s.model_copy(update={"searcher_action": None}) for s in episode.steps]})
+        for episode in episodes
+    ]
+    recorded_strategy, replayed_strategy = build_strategy("stepwise", {}), build_strategy("stepwise", {})
+    recorded = [pair.model_dump_json() for pair in recorded_strategy.pairs(episodes)]
+    replayed = [pair.model_dump_json() for pair in replayed_strategy.pairs(unrecorded)]
+    assert len(recorded) >= 10 and recorded == replayed
+    assert recorded_strategy.experts_used == replayed_strategy.experts_used == {"searcher": len(recorded)}
+
+
+def test_a_recorded_searcher_action_is_used_without_replaying():
+    """A step that carries ``searcher_action`` needs no replayable task; the oracle source ignores it."""
+    handmade = trajectory([S("ACTION: go to shelf 9", "go to shelf 9", expert="go to desk 1", valid=False,
+                             labels=[("invalid_action", 1.0)])])
+    handmade.steps[0].searcher_action = "go to drawer 2"
+    searcher = build_strategy("stepwise", {})
+    pairs = list(searcher.pairs([handmade]))
+    assert len(pairs) == 1 and "go to drawer 2" in pairs[0].chosen[0].content
+    assert searcher.experts_used == {"searcher": 1}
+    oracle = build_strategy("stepwise", {"expert": "oracle"})
+    assert "go to desk 1" in next(iter(oracle.pairs([handmade]))).chosen[0].content

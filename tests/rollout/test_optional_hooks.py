@@ -1,4 +1,4 @@
-"""A failing optional env hook (oracle, progress) is logged and recorded as unknown; the episode goes on."""
+"""A failing optional env hook (oracle, searcher, progress) is logged and recorded as unknown; the episode goes on."""
 
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ teacher: {backend: scripted, model: toy, concurrency: 1}
 
 
 class BrokenHooksEnv(CountEnv):
-    """The counting env whose oracle and progress hooks raise."""
+    """The counting env whose oracle, searcher and progress hooks raise."""
 
     def expert_action(self) -> str | None:
         raise RuntimeError("oracle lost its map")
+
+    def searcher_action(self) -> str | None:
+        raise KeyError("nothing seen yet")
 
     def progress(self) -> float:
         raise ZeroDivisionError("progress of nothing")
@@ -49,10 +52,11 @@ def test_failing_oracle_and_progress_are_logged_and_recorded_as_unknown(caplog: 
     assert [t.outcome.stop_reason for t in trajectories] == [StopReason.max_steps] * 2
     for trajectory in trajectories:
         assert len(trajectory.steps) == 6
-        assert all(step.expert_action is None for step in trajectory.steps)
+        assert all(step.expert_action is None and step.searcher_action is None for step in trajectory.steps)
         assert trajectory.outcome.progress is None
     messages = [record.getMessage() for record in caplog.records]
     first = trajectories[0].id
     assert any(f"episode {first}: env expert_action() failed" in m and "oracle lost its map" in m for m in messages)
+    assert any(f"episode {first}: env searcher_action() failed" in m and "nothing seen yet" in m for m in messages)
     assert any(f"episode {first}: env progress() failed" in m and "progress of nothing" in m for m in messages)
     assert all("recorded as unknown" in m for m in messages)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.household.engine import DIALECTS, Engine, Snapshot
-from prefbuild.envs.household.expert import DEFAULT_LIMIT, EXPERTS, ORACLE, expert_action, plan_length
+from prefbuild.envs.household.expert import DEFAULT_LIMIT, EXPERTS, ORACLE, SEARCHING, expert_action, plan_length
 from prefbuild.envs.household.protocols import PROTOCOLS
 from prefbuild.envs.household.tasks import (
     HouseholdTask,
@@ -155,6 +155,9 @@ class HouseholdEnv(Env):
 
     def expert_action(self) -> str | None:
         return expert_action(self.engine, self.expert, self.close_after_search)
+
+    def searcher_action(self) -> str | None:
+        return expert_action(self.engine, SEARCHING, self.close_after_search)
 
     def expert_steps_remaining(self) -> int:
         """Steps the oracle still needs to win from here (0 once won)."""
