@@ -10,10 +10,12 @@ then every measurement runs in a fresh process, so caches start cold as in real 
 - label: reading and validating the trajectories alone; reading, validating, serialising
   and writing them unchanged, as pydantic records and as the structs the stage uses for the
   built-in labelers (``io/fast_records.py``); the whole stage (``api.label``).
-- pair: reading and validating the labelled file alone; the recipe's strategies with the
-  stepwise chosen action taken from the recording (``expert: oracle``, no replay); replaying
-  every labelled episode alone (regenerate the task, reset, step to the end); the whole
-  stage (``api.pair``, ``expert: searcher``, the default).
+- pair: reading and validating the labelled file alone; replaying every labelled episode
+  alone (regenerate the task, reset, step to the end); the whole stage on a copy of the file
+  whose steps lack ``searcher_action`` (an imported or older recording: the searching expert
+  is asked by replaying); the recipe's strategies with the stepwise chosen action taken from
+  the oracle (``expert: oracle``); the whole stage (``api.pair``, ``expert: searcher``, the
+  default, read from the recorded ``searcher_action``).
 
 Each figure is also printed as a share of its stage, so the gap to a target is the sum of
 the parts that would have to go.
@@ -102,6 +104,9 @@ elif what == "replay":
         if any(step.labels for step in trajectory.steps):
             replay(trajectory, len(trajectory.steps))
     steps = None
+elif what == "pair_unrecorded":
+    api.pair([scratch / "unrecorded.jsonl"], scratch / "pairs.jsonl", recipe="simulate")
+    steps = None
 else:
     api.pair([labelled], scratch / "pairs.jsonl", recipe="simulate")
     steps = None
@@ -118,8 +123,9 @@ LABEL_PARTS = (
 PAIR_PARTS = (
     ("pair_read", "read + validate"),
     ("replay", "replay of labelled episodes alone (incl. read)"),
-    ("pair_oracle", "pair, stepwise expert: oracle (no replay)"),
-    ("pair", "pair stage (api.pair, expert: searcher)"),
+    ("pair_unrecorded", "pair stage, no searcher_action (replays)"),
+    ("pair_oracle", "pair, stepwise expert: oracle"),
+    ("pair", "pair stage (api.pair, expert: searcher, recorded)"),
 )
 
 
@@ -142,6 +148,16 @@ def prepare(run_dir: Path, tasks: int) -> None:
         "api.label(trajectory_files(run), run / 'labelled.jsonl')\n"
     )
     subprocess.run([sys.executable, "-c", prepare_code, str(run_dir), str(tasks)], check=True)
+
+
+def write_unrecorded(labelled: Path, out: Path) -> None:
+    """``labelled`` with every step's ``searcher_action`` taken out, as an older recording has it."""
+    with labelled.open(encoding="utf-8") as source, out.open("w", encoding="utf-8") as target:
+        for line in source:
+            record = json.loads(line)
+            for step in record.get("steps", []):
+                step.pop("searcher_action", None)
+            target.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def report(title: str, parts: tuple[tuple[str, str], ...], run_dir: Path, scratch: Path, steps: int) -> None:
@@ -167,6 +183,7 @@ def main() -> None:
         scratch.mkdir()
         steps = int(measure("label_read", run_dir, scratch)["steps"])
         report("label", LABEL_PARTS, run_dir, scratch, steps)
+        write_unrecorded(run_dir / "labelled.jsonl", scratch / "unrecorded.jsonl")
         report("pair", PAIR_PARTS, run_dir, scratch, steps)
     print("CPU seconds of each measurement's own process (imports excluded); 100,000 steps/s needs "
           f"{steps / 100_000:.2f} s for the whole stage.")

@@ -165,6 +165,9 @@ def render_trajectory(trajectory: Trajectory) -> RenderableType:
         table.add_row("action", action)
         if step.expert_action is not None and step.expert_action != step.action:
             table.add_row("expert", Text(clip(step.expert_action, SHORT_CHARS), style="green"))
+        searcher = step.searcher_action
+        if searcher is not None and searcher != step.action and searcher != step.expert_action:
+            table.add_row("searcher", Text(clip(searcher, SHORT_CHARS), style="green"))
         if step.feedback:
             table.add_row("feedback", Text(clip(step.feedback, OBSERVATION_CHARS, keep="tail")))
         for label in step.labels:

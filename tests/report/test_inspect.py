@@ -134,3 +134,19 @@ def test_clip_keeps_head_or_tail() -> None:
     assert clip("abcdef", 10) == "abcdef"
     assert clip("abcdef", 2) == "ab… [4 characters cut]"
     assert clip("abcdef", 2, keep="tail") == "[4 characters cut] …ef"
+
+
+def test_the_searching_expert_is_shown_where_it_differs_from_action_and_oracle() -> None:
+    trajectory = make_trajectory(3, success=False)
+    steps = [
+        step.model_copy(update={"searcher_action": searcher})
+        for step, searcher in zip(
+            trajectory.steps,
+            ["open drawer 7", trajectory.steps[1].expert_action, *[None] * len(trajectory.steps)],
+            strict=False,
+        )
+    ]
+    console = Console(width=200, record=True)
+    console.print(render_trajectory(trajectory.model_copy(update={"steps": steps})))
+    text = console.export_text()
+    assert text.count("searcher") == 1 and "open drawer 7" in text  # step 1's equals the oracle: not repeated
