@@ -108,3 +108,31 @@ def test_a_recorded_searcher_action_is_used_without_replaying():
     assert searcher.experts_used == {"searcher": 1}
     oracle = build_strategy("stepwise", {"expert": "oracle"})
     assert "go to desk 1" in next(iter(oracle.pairs([handmade]))).chosen[0].content
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["env.dialect=modern"],
+        ["env.options.close_after_search=false"],
+        ["env.protocol=react", "env.split=valid_unseen"],
+    ],
+    ids=["modern-dialect", "searcher-leaves-open", "react-unseen"],
+)
+def test_recorded_searcher_matches_replay_under_other_env_settings(tmp_path, overrides):
+    """The recorded action is the replayed one also where the dialect, the searcher's options,
+    the protocol or the split differ from the defaults (replay rebuilds the env from the record)."""
+    from prefbuild import api
+    from prefbuild.io.rundir import trajectory_files
+    from prefbuild.io.sources import read_trajectories
+
+    api.generate("simulate", overrides=["env.num_tasks=12", *overrides], out=tmp_path / "run", quiet=True)
+    checked = 0
+    for path in trajectory_files(tmp_path / "run"):
+        for episode in read_trajectories(path):
+            for step in episode.steps:
+                env = replay(episode, step.index)
+                env.expert = "searching"  # type: ignore[attr-defined]
+                assert step.searcher_action == env.expert_action(), (episode.id, step.index)
+                checked += 1
+    assert checked >= 40
