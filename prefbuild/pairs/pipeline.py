@@ -20,7 +20,7 @@ from typing import Any
 
 from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
 from prefbuild.pairs.common import validated_content_hash
-from prefbuild.pairs.postprocess import BottomK, exact_key, near_key, rank, split_for, validate
+from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 
 
@@ -63,7 +63,13 @@ def reason_key(pair: Pair) -> str:
 
 
 class PairReport:
-    """Iterate it once for the pairs; ``counts`` is complete when the iteration has ended."""
+    """Iterate it once for the pairs; ``counts`` is complete when the iteration has ended.
+
+    Iterating gives pairs that own their messages, so a caller may edit them in place.
+    ``shared()`` gives the pairs as built, cheaper for a caller that only reads or writes
+    them: the pairs of one trajectory share the ``Message`` objects of its history (and of
+    the trajectory itself), so editing one pair's prompt in place would edit its siblings.
+    """
 
     def __init__(self, pairs: Iterator[Pair], counts: PairCounts) -> None:
         self._pairs = pairs
@@ -71,6 +77,11 @@ class PairReport:
         self.done = False
 
     def __iter__(self) -> Iterator[Pair]:
+        for pair in self.shared():
+            yield detached(pair)
+
+    def shared(self) -> Iterator[Pair]:
+        """The pairs as built, sharing history ``Message`` objects: to read or write, not to edit."""
         yield from self._pairs
         self.done = True
 

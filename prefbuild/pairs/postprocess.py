@@ -16,6 +16,7 @@ Each step is a small pure piece so the pipeline can apply them in one streaming 
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 import os
@@ -41,6 +42,35 @@ def validate(pair: Pair) -> tuple[Pair | None, str | None]:
         return Pair.model_validate(pair.model_dump()), None
     except ValidationError as error:
         return None, why_invalid(error)
+
+
+def detached(pair: Pair) -> Pair:
+    """A copy of ``pair`` that shares no message, tool call or tool definition with another object.
+
+    The pairs of one trajectory share the ``Message`` objects of its history; a copy is safe
+    to edit in place. Messages are copied shallowly (their text is immutable), the ones with
+    tool calls and the tool definitions deeply.
+
+    Example:
+        >>> from prefbuild.records import Message, PairSource, Role
+        >>> turn = Message(role=Role.user, content="hi")
+        >>> pair = Pair(id="p", strategy="s", prompt=[turn], chosen=[Message(role=Role.assistant, content="a")],
+        ...             rejected=[Message(role=Role.assistant, content="b")],
+        ...             source=PairSource(trajectory_id="t", task_id="k", env="e", teacher_model="m"))
+        >>> copy = detached(pair)
+        >>> copy.prompt[0] == turn and copy.prompt[0] is not turn
+        True
+    """
+    update: dict[str, object] = {
+        name: [message.model_copy(deep=message.tool_calls is not None) for message in getattr(pair, name)]
+        for name in ("prompt", "chosen", "rejected")
+    }
+    if pair.tools is not None:
+        update["tools"] = copy.deepcopy(pair.tools)
+    if pair.scores is not None:
+        update["scores"] = dict(pair.scores)
+    update["source"] = pair.source.model_copy()
+    return pair.model_copy(update=update)
 
 
 def exact_key(pair: Pair) -> str:

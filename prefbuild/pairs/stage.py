@@ -84,7 +84,7 @@ def pair_files(
             raise
         raise PrefbuildError(f"pairs: {error.args[0] if error.args else error}") from None
     with atomic_path(output) as temporary, JsonlWriter(temporary, flush=False) as writer:
-        for pair in report:
+        for pair in report.shared():  # written, not edited: no copies needed
             writer.write(pair)
     if stats_path is not None:
         atomic_write_text(stats_path, json.dumps(report.counts.as_dict(), indent=2, sort_keys=True) + "\n")

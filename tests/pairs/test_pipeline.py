@@ -148,3 +148,21 @@ def test_bad_arguments_are_reported():
         build_pairs([], [{"name": "stepwise"}], test_fraction=1.0)
     with pytest.raises(ValueError, match=r"strategies\[0\]: missing 'name'"):
         build_pairs([], [{"params": {}}])
+
+
+def test_pairs_a_caller_iterates_own_their_messages_and_shared_gives_the_same_pairs():
+    """Pairs of one trajectory share its history turns while built; the report's iteration
+    hands out copies, so editing one pair in place changes neither its siblings nor the input."""
+    source = labelled("t1", "task-1", ["loop", "invalid_action", "loop"])
+    before = source.model_dump()
+    shared = build_pairs([source], [{"name": "stepwise"}], test_fraction=0.0).shared()
+    shared_pairs = list(shared)
+    assert shared_pairs[1].prompt[0] is shared_pairs[2].prompt[0]  # the sharing the copies undo
+    pairs = build_pairs([source], [{"name": "stepwise"}], test_fraction=0.0).collect()
+    assert [pair.model_dump() for pair in pairs] == [pair.model_dump() for pair in shared_pairs]
+    assert len(pairs) == 3
+    for pair in pairs:
+        for message in pair.prompt:
+            message.content = "edited: " + message.content
+    assert all(message.content.count("edited: ") == 1 for pair in pairs for message in pair.prompt)
+    assert source.model_dump() == before
