@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -443,6 +444,54 @@ RECORD_MODELS: dict[str, type[Record]] = {
 }
 
 
+RecordT = TypeVar("RecordT", bound=Record)
+
+
+def as_record(value: Any, model: type[RecordT]) -> RecordT:
+    """``value`` as a ``model`` record: itself when it is one, else validated from its attributes.
+
+    The pair stage may read trajectories as their msgspec structs (``prefbuild.io.fast_records``,
+    the same fields and values); where a part of one goes into a record (a message into a
+    ``Pair``), this makes the record, nested parts included, as reading the JSON would.
+
+    Args:
+        value: a record, or an object with the model's fields as attributes.
+        model: the record model.
+
+    Returns:
+        ``value`` itself, or a new validated record.
+
+    Example:
+        >>> turn = Message(role=Role.user, content="hi")
+        >>> as_record(turn, Message) is turn
+        True
+    """
+    return value if isinstance(value, model) else model.model_validate(value, from_attributes=True)
+
+
+def as_message(value: Any) -> Message:
+    """``as_record(value, Message)``, with the plain turns of structs made once per text.
+
+    A struct trajectory's system prompt and few-shot turns are the same text in every episode
+    of a run; each distinct plain turn (no name, no tool calls) becomes one ``Message``, shared
+    by the pairs that show it (the pair stage writes them, never edits them).
+
+    Example:
+        >>> as_message(Message(role=Role.user, content="hi")).content
+        'hi'
+    """
+    if isinstance(value, Message):
+        return value
+    if value.tool_calls is None and value.name is None and value.tool_call_id is None:
+        return _plain_message(Role(value.role), value.content)
+    return as_record(value, Message)
+
+
+@lru_cache(maxsize=4096)
+def _plain_message(role: Role, content: str) -> Message:
+    return Message(role=role, content=content)
+
+
 def assistant_turn(step: Step) -> Message:
     """The assistant turn of ``step`` exactly as later prompts show it.
 
@@ -457,13 +506,15 @@ def assistant_turn(step: Step) -> Message:
         >>> assistant_turn(Step(index=0, observation="hi", raw_output="hello")).content
         'hello'
     """
-    calls = step.tool_calls if step.native_tool_calls and step.tool_calls else None
+    calls = structured_calls(step) or None
     return Message(role=Role.assistant, content=step.raw_output, tool_calls=calls)
 
 
 def structured_calls(step: Step) -> list[ToolCall]:
     """The server's structured tool calls of ``step`` (empty when its calls are Hermes text)."""
-    return list(step.tool_calls or []) if step.native_tool_calls else []
+    if not step.native_tool_calls or not step.tool_calls:
+        return []
+    return [as_record(call, ToolCall) for call in step.tool_calls]
 
 
 def observation_turns(step: Step, *, in_history: bool = False) -> list[Message]:
@@ -477,7 +528,7 @@ def observation_turns(step: Step, *, in_history: bool = False) -> list[Message]:
         ``observation_messages`` when the env answered with several messages, else the one turn.
     """
     if step.observation_messages is not None:
-        return list(step.observation_messages)
+        return [as_message(message) for message in step.observation_messages]
     shown = step.observation if not in_history or step.observation_in_history is None else step.observation_in_history
     return [Message(role=Role(step.observation_role), content=shown)]
 
@@ -502,7 +553,7 @@ def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:
     if not 0 <= step_index < len(trajectory.steps):
         raise IndexError(f"trajectory {trajectory.id} has no step {step_index}")
     start = trajectory.steps[step_index].facts.history_start
-    messages = list(trajectory.messages)
+    messages = [as_message(message) for message in trajectory.messages]
     for step in trajectory.steps[start:step_index]:
         messages.extend(observation_turns(step, in_history=True))
         messages.append(assistant_turn(step))

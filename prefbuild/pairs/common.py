@@ -28,6 +28,7 @@ from prefbuild.records import (
     PairSource,
     Role,
     Trajectory,
+    as_message,
     assistant_turn,
     failure_modes,
     observation_turns,
@@ -151,7 +152,7 @@ class TrajectoryPrompts:
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
-        self._turns: list[Message] = list(trajectory.messages)
+        self._turns: list[Message] = [as_message(message) for message in trajectory.messages]
         self._jsons: list[str] = [message_json(message) for message in self._turns]  # message_json of each turn
         self._ends: list[int] = [len(self._turns)]  # _ends[i]: len(_turns) once the turns of steps[:i] are in
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from prefbuild.envs import Env, EnvTask, Protocol, make_env
 from prefbuild.recipe import expand_placeholders
-from prefbuild.records import TaskInfo, Trajectory
+from prefbuild.records import TaskInfo, Trajectory, as_record
 
 
 class ReplayError(RuntimeError):
@@ -73,16 +73,16 @@ def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: s
 def task_for(trajectory: Trajectory) -> EnvTask:
     """The env task a trajectory was played on, regenerated from its ``TaskInfo``."""
     resolver = TASK_RESOLVERS.get(trajectory.env.name)
+    info = as_record(trajectory.task, TaskInfo)  # the record, also where the trajectory is a struct
     if resolver is not None:
         # What ``_resolve`` returns for it, without its key: a resolver rebuilds the task from the
         # TaskInfo alone (env options and dialect play no part) and caches the expensive part itself.
-        info = trajectory.task
         task = resolver(info)
         if task.info.id != info.id:
             raise ReplayError(f"regenerated task {task.info.id!r} does not match the recorded task {info.id!r}")
         return EnvTask(info=info, payload=task.payload)
     options = json.dumps(expand_placeholders(trajectory.env.options), sort_keys=True)
-    return _resolve(trajectory.env.name, trajectory.env.dialect, options, trajectory.task.model_dump_json())
+    return _resolve(trajectory.env.name, trajectory.env.dialect, options, info.model_dump_json())
 
 
 def replay(trajectory: Trajectory, upto: int, protocol: Protocol | None = None) -> Env:

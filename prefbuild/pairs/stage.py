@@ -13,17 +13,31 @@ from pathlib import Path
 from typing import Any
 
 from prefbuild.errors import PrefbuildError
+from prefbuild.io.fast_records import read_fast_records
 from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text, read_records
-from prefbuild.pairs import build_pairs, needs_teacher
+from prefbuild.pairs import build_pairs, get_strategy, needs_teacher
 from prefbuild.pairs.pipeline import PairCounts
 from prefbuild.recipe import LoadedRecipe, PairsConfig
 from prefbuild.records import Trajectory
 
 
-def iter_trajectory_files(paths: Sequence[Path]) -> Iterator[Trajectory]:
-    """Every trajectory of ``paths``, streamed in order."""
+def iter_trajectory_files(paths: Sequence[Path], *, fast: bool = False) -> Iterator[Trajectory]:
+    """Every trajectory of ``paths``, streamed in order (``fast``: as structs, see ``reads_structs``)."""
+    read = read_fast_records if fast else read_records
     for path in paths:
-        yield from read_records(path, Trajectory)
+        yield from read(path, Trajectory)
+
+
+def strategies_read_structs(specs: Sequence[dict[str, Any]]) -> bool:
+    """Whether every strategy of ``specs`` is a built-in that takes trajectories as structs."""
+    for spec in specs:
+        try:
+            cls = get_strategy(str(spec.get("name")))
+        except Exception:  # handled: an unknown name is reported by build_pairs, as before
+            return False
+        if not (cls.reads_structs and cls.__module__.startswith("prefbuild.")):
+            return False
+    return True
 
 
 def pair_files(
@@ -69,7 +83,7 @@ def pair_files(
         teacher = build_teacher(recipe.recipe, output.parent)
     try:
         report = build_pairs(
-            iter_trajectory_files(trajectory_files),
+            iter_trajectory_files(trajectory_files, fast=strategies_read_structs(specs)),
             specs,
             max_per_reason=max_per_reason if max_per_reason is not None else config.max_per_reason,
             max_per_trajectory=max_per_trajectory if max_per_trajectory is not None else config.max_per_trajectory,

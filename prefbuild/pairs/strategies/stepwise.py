@@ -102,6 +102,7 @@ class BadStep:
 
 class StepwiseStrategy(TeacherWriting):
     name: ClassVar[str] = "stepwise"
+    reads_structs: ClassVar[bool] = True
     PARAMS: ClassVar[tuple[str, ...]] = (
         "chosen",
         "expert",

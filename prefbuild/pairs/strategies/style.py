@@ -108,6 +108,7 @@ def concise_thought(thought: str | None, *, max_words: int, filler: Filler, acti
 
 class StyleStrategy(TeacherWriting):
     name: ClassVar[str] = "style"
+    reads_structs: ClassVar[bool] = True
     PARAMS: ClassVar[tuple[str, ...]] = (
         "rewrite",
         "modes",
