@@ -483,7 +483,8 @@ def as_message(value: Any) -> Message:
     if isinstance(value, Message):
         return value
     if value.tool_calls is None and value.name is None and value.tool_call_id is None:
-        return _plain_message(Role(value.role), value.content)
+        role = value.role
+        return _plain_message(role if type(role) is Role else Role(role), value.content)
     return as_record(value, Message)
 
 
