@@ -143,7 +143,11 @@ def struct_type(model: type[BaseModel]) -> type[msgspec.Struct]:
     namespace: dict[str, Any] = {
         name: value for name, value in vars(model).items() if isinstance(value, property)
     }
-    if checks or validators:
+    if not checks and len(validators) == 1:
+        # The model's one validator is the whole check (its return value, the record, is ignored):
+        # called directly, without the loops, as it runs for every message and step read.
+        namespace["__post_init__"] = validators[0]
+    elif checks or validators:
         namespace["__post_init__"] = __post_init__
     return msgspec.defstruct(
         f"Fast{model.__name__}",
