@@ -26,7 +26,8 @@ from prefbuild.pairs.strategies.stepwise import StepwiseStrategy
 from prefbuild.records import Label, Trajectory, assistant_turn, observation_turns, prompt_messages, structured_calls
 from prefbuild.simulation.scripted import ScriptedTeacher
 from tests.pairs.household import RecordingTeacher
-from tests.tooluse.test_native_rollout import BFCL, TAU2, NativeExpert, run
+from tests.tooluse.test_native_rollout import BFCL, TAU2, NativeExpert
+from tests.tooluse.test_native_rollout import run as play_native
 
 SPECS: list[list[dict]] = [
     [{"name": "stepwise"}, {"name": "style"}],
@@ -81,9 +82,9 @@ def test_pairs_from_structs_are_the_pairs_from_records(labelled: dict[str, Path]
 def test_native_tool_calls_and_tool_messages_make_the_same_pairs(tmp_path: Path) -> None:
     """Structured calls (``native_tool_calls``) and tool/user messages, from a bfcl and a tau2 episode
     played in the OpenAI layout, every step labelled a format violation so ``stepwise`` pairs it."""
-    trajectories = run(BFCL, NativeExpert())
+    trajectories = play_native(BFCL, NativeExpert())
     if importlib.util.find_spec("tau2") is not None:
-        trajectories += run(TAU2, NativeExpert())
+        trajectories += play_native(TAU2, NativeExpert())
     path = tmp_path / "native.jsonl"
     with JsonlWriter(path, flush=False) as writer:
         for trajectory in trajectories:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from prefbuild.pairs.common import (
@@ -77,8 +78,12 @@ class Filler:
         from prefbuild.labelers.phrases import PhraseMatcher, bundled_lists
 
         self.phrases = PhraseMatcher(bundled_lists("filler_"), extra=extra)
+        # A pure test of one sentence; thoughts repeat their sentences across a run (a scripted
+        # 10,000-task run asks 30,000 times about 2,000 sentences), so answers are kept (bounded).
+        self.match = lru_cache(maxsize=8192)(self._match)
 
-    def match(self, sentence: str) -> bool:
+    def _match(self, sentence: str) -> bool:
+        """Whether ``sentence`` is filler (``match`` is this, cached)."""
         return bool(self.start.match(sentence) or self.phrases.find(sentence))
 
 
