@@ -10,7 +10,8 @@ then every measurement runs in a fresh process, so caches start cold as in real 
 - label: reading and validating the trajectories alone; reading, validating, serialising
   and writing them unchanged, as pydantic records and as the structs the stage uses for the
   built-in labelers (``io/fast_records.py``); the whole stage (``api.label``).
-- pair: reading and validating the labelled file alone; replaying every labelled episode
+- pair: reading and validating the labelled file alone, as pydantic records and as the
+  structs the stage reads for ``stepwise`` and ``style``; replaying every labelled episode
   alone (regenerate the task, reset, step to the end); the whole stage on a copy of the file
   whose steps lack ``searcher_action`` (an imported or older recording: the searching expert
   is asked by replaying); the recipe's strategies with the stepwise chosen action taken from
@@ -86,15 +87,19 @@ elif what == "label":
     steps = api.label(sources, scratch / "labelled.jsonl").steps
 elif what == "pair_read":
     steps = read([labelled])
+elif what == "pair_read_fast":
+    steps = sum(len(trajectory.steps) for trajectory in read_fast_records(labelled, Trajectory))
 elif what == "pair_oracle":
     from prefbuild.pairs import build_pairs
+    from prefbuild.pairs.stage import iter_trajectory_files, strategies_read_structs
     recipe, specs = pair_specs("oracle")
     config = recipe.pairs
-    report = build_pairs(read_records(labelled, Trajectory), specs, max_per_reason=config.max_per_reason,
+    trajectories = iter_trajectory_files([labelled], fast=strategies_read_structs(specs))  # as the stage reads
+    report = build_pairs(trajectories, specs, max_per_reason=config.max_per_reason,
                          max_per_trajectory=config.max_per_trajectory, dedup=config.dedup,
                          near_dedup=config.near_dedup, test_fraction=config.test_fraction, seed=recipe.seed)
     with JsonlWriter(scratch / "pairs.jsonl", flush=False) as writer:
-        for pair in report:
+        for pair in report.shared():
             writer.write(pair)
     steps = None
 elif what == "replay":
@@ -121,7 +126,8 @@ LABEL_PARTS = (
     ("label", "label stage (api.label)"),
 )
 PAIR_PARTS = (
-    ("pair_read", "read + validate"),
+    ("pair_read", "read + validate (pydantic records)"),
+    ("pair_read_fast", "read + validate (structs, as the stage reads)"),
     ("replay", "replay of labelled episodes alone (incl. read)"),
     ("pair_unrecorded", "pair stage, no searcher_action (replays)"),
     ("pair_oracle", "pair, stepwise expert: oracle"),
