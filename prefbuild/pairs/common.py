@@ -152,9 +152,8 @@ class TrajectoryPrompts:
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
-        turns, jsons = _opening_turns(trajectory.messages)
-        self._turns: list[Message] = list(turns)
-        self._jsons: list[str] = list(jsons)  # message_json of each turn
+        self._turns: list[Message] = [as_message(message) for message in trajectory.messages]
+        self._jsons: list[str] = [message_json(message) for message in self._turns]  # message_json of each turn
         self._ends: list[int] = [len(self._turns)]  # _ends[i]: len(_turns) once the turns of steps[:i] are in
 
     def at(self, step_index: int) -> list[Message]:
@@ -178,27 +177,6 @@ class TrajectoryPrompts:
         last = observation_turns(steps[step_index])
         messages = [*turns[:first], *turns[start:end], *last]
         return messages, ",".join([*jsons[:first], *jsons[start:end], *map(message_json, last)])
-
-
-def _opening_turns(messages: Sequence[Any]) -> tuple[Sequence[Message], Sequence[str]]:
-    """A trajectory's opening turns (system prompt, few-shot) as records, with their ``message_json``.
-
-    Read as structs, every episode of a run brings the same opening turns anew; plain ones
-    (no name, no tool calls) are made once per distinct opening. Records are kept as they are.
-    """
-    if messages and not isinstance(messages[0], Message) and all(
-        message.tool_calls is None and message.name is None and message.tool_call_id is None for message in messages
-    ):
-        return _plain_opening(tuple(part for message in messages for part in (message.role, message.content)))
-    turns = [as_message(message) for message in messages]
-    return turns, [message_json(message) for message in turns]
-
-
-@lru_cache(maxsize=256)
-def _plain_opening(roles_and_texts: tuple[Any, ...]) -> tuple[tuple[Message, ...], tuple[str, ...]]:
-    pairs = zip(roles_and_texts[::2], roles_and_texts[1::2], strict=True)
-    turns = tuple(Message(role=role, content=content) for role, content in pairs)
-    return turns, tuple(message_json(message) for message in turns)
 
 
 def assistant(content: str) -> Message:

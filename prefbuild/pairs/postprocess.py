@@ -57,8 +57,8 @@ def detached(pair: Pair) -> Pair:
         >>> pair = Pair(id="p", strategy="s", prompt=[turn], chosen=[Message(role=Role.assistant, content="a")],
         ...             rejected=[Message(role=Role.assistant, content="b")],
         ...             source=PairSource(trajectory_id="t", task_id="k", env="e", teacher_model="m"))
-        >>> copy = detached(pair)
-        >>> copy.prompt[0] == turn and copy.prompt[0] is not turn
+        >>> mine = detached(pair)
+        >>> mine.prompt[0] == turn and mine.prompt[0] is not turn
         True
     """
     update: dict[str, object] = {
