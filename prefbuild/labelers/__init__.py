@@ -23,6 +23,7 @@ from prefbuild.labelers.invalid_action import InvalidActionLabeler
 from prefbuild.labelers.loop import LoopLabeler
 from prefbuild.labelers.phantom_object import PhantomObjectLabeler
 from prefbuild.labelers.premature_success import PrematureSuccessLabeler
+from prefbuild.labelers.tools.facts import one_scan
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
 from prefbuild.records import Label, Trajectory
 
@@ -123,7 +124,8 @@ def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None)
 
 
 def _applicable(labelers: Iterable[Labeler], trajectory: Trajectory) -> list[Labeler]:
-    usable = [labeler for labeler in labelers if labeler.applies_to(trajectory)]
+    with one_scan(trajectory):
+        usable = [labeler for labeler in labelers if labeler.applies_to(trajectory)]
     return _without_replaced(usable, trajectory.env.name)
 
 

@@ -120,7 +120,12 @@ def content_hash(
     """
     if prompt_json is None:
         prompt_json = turns_json(prompt)
-    return digest(f'{{"chosen":[{turns_json(chosen)}],"prompt":[{prompt_json}],"rejected":[{turns_json(rejected)}]}}')
+    return _content_digest(prompt_json, turns_json(chosen), turns_json(rejected))
+
+
+def _content_digest(prompt_json: str, chosen_json: str, rejected_json: str) -> str:
+    """``content_hash`` from the ``turns_json`` of the prompt, the chosen and the rejected turns."""
+    return digest(f'{{"chosen":[{chosen_json}],"prompt":[{prompt_json}],"rejected":[{rejected_json}]}}')
 
 
 def turns_json(messages: Iterable[Message]) -> str:
@@ -212,9 +217,12 @@ def make_pair(
 
     ``prompt_json``: ``turns_json(prompt)`` when the caller has it (``TrajectoryPrompts.with_json``).
     """
-    if list(map(message_json, chosen)) == list(map(message_json, rejected)):
+    chosen_json, rejected_json = turns_json(chosen), turns_json(rejected)
+    if chosen_json == rejected_json:
         raise InvalidPair("pair: chosen and rejected are identical", f"{source.trajectory_id} step {source.step}")
-    content = content_hash(prompt, chosen, rejected, prompt_json=prompt_json)
+    if prompt_json is None:
+        prompt_json = turns_json(prompt)
+    content = _content_digest(prompt_json, chosen_json, rejected_json)
     try:
         pair = Pair(
             id=_pair_id(strategy, content, source),
@@ -255,6 +263,14 @@ def validated_content_hash(pair: Pair) -> str | None:
         _VALIDATED.clear()
     entry = _VALIDATED.pop(id(pair), None)
     return entry[1] if entry is not None and entry[0] is pair else None
+
+
+def forget_validated(pair: Pair) -> None:
+    """Drop what ``make_pair`` recorded of ``pair``: ``validated_content_hash`` then gives None and
+    the pipeline validates and hashes the pair as it is now."""
+    entry = _VALIDATED.get(id(pair))
+    if entry is not None and entry[0] is pair:
+        del _VALIDATED[id(pair)]
 
 
 def why_invalid(error: ValidationError) -> str:

@@ -14,12 +14,12 @@ reason wait in a temporary file, not in memory.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
-from prefbuild.pairs.common import validated_content_hash
+from prefbuild.pairs.common import forget_validated, validated_content_hash
 from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 
@@ -100,13 +100,32 @@ def _feed_all(
             counts.trajectories += 1
             yield trajectory
 
+    feeds = [strategy.feed if _built_in(strategy) else _untrusted(strategy.feed) for strategy in strategies]
+    finishes = [strategy.finish if _built_in(strategy) else _untrusted(strategy.finish) for strategy in strategies]
     try:
         for trajectory in counted():
-            yield [pair for strategy in strategies for pair in strategy.feed(trajectory)]
-        yield [pair for strategy in strategies for pair in strategy.finish()]
+            yield [pair for feed in feeds for pair in feed(trajectory)]
+        yield [pair for finish in finishes for pair in finish()]
     finally:
         for strategy in strategies:
             strategy.close()
+
+
+def _built_in(strategy: PairStrategy) -> bool:
+    """A strategy of prefbuild itself: it yields what ``make_pair`` built, untouched."""
+    return type(strategy).__module__.startswith("prefbuild.")
+
+
+def _untrusted(produce: Callable[..., Iterable[Pair]]) -> Callable[..., Iterator[Pair]]:
+    """``produce`` whose pairs the pipeline validates and hashes itself: a plug-in strategy may
+    edit a pair after ``make_pair`` (``pair.chosen[0].content = ...``), and its hash would be stale."""
+
+    def pairs(*args: Any) -> Iterator[Pair]:
+        for pair in produce(*args):
+            forget_validated(pair)
+            yield pair
+
+    return pairs
 
 
 def _collect_stats(strategies: Sequence[PairStrategy], counts: PairCounts) -> None:

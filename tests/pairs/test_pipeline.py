@@ -166,3 +166,30 @@ def test_pairs_a_caller_iterates_own_their_messages_and_shared_gives_the_same_pa
             message.content = "edited: " + message.content
     assert all(message.content.count("edited: ") == 1 for pair in pairs for message in pair.prompt)
     assert source.model_dump() == before
+
+
+class EditingStrategy(PairStrategy):
+    """A plug-in that edits a pair after ``make_pair``, then builds the edited content again."""
+
+    name: ClassVar[str] = "editing"
+
+    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+        from prefbuild.pairs.common import assistant, make_pair, source_for
+
+        def build(text: str) -> Pair:
+            return make_pair(
+                self.name, prompt=[Message(role=Role.user, content="go on")], chosen=[assistant(text)],
+                rejected=[assistant("go to drawer 1")], source=source_for(trajectory, 0), reason=None,
+            )
+
+        edited = build("go to cabinet 1")
+        edited.chosen[0].content = "go to cabinet 2"  # in place: the pair's recorded hash is now stale
+        yield edited
+        yield build("go to cabinet 2")
+
+
+def test_a_plugin_pair_edited_after_make_pair_is_hashed_as_it_is():
+    report = build_pairs([labelled("t1", "task-1", ["loop"])], [EditingStrategy()], test_fraction=0.0)
+    pairs = report.collect()
+    assert [p.chosen[0].content for p in pairs] == ["go to cabinet 2"]
+    assert report.counts.duplicates == 1

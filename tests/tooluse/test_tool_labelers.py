@@ -145,3 +145,17 @@ def test_overlong_grades_the_soft_buffer() -> None:
     assert grade(10, "length") == 1.0
     with pytest.raises(ParamError, match="buffer_tokens"):
         OverlongLabeler(budget_tokens=10, buffer_tokens=10)
+
+
+def test_a_trajectory_edited_between_two_labellings_is_scanned_again() -> None:
+    record = trajectory([answer_step(0, "go to drawer 1", won=False), answer_step(1, "done", won=False)],
+                        success=False, env="household")
+    record.tools = None
+    first = label_trajectory(record, build_labelers(None, "household"))
+    assert "unknown_tool" not in {label.mode for step in first.steps for label in step.labels}
+    unknown = call({"code": "1"}, name="python")
+    record.steps[0].tool_calls = [unknown]  # the same object, now with a call to a tool nobody offered
+    record.steps[0].facts = StepFacts(tools=[ToolCallFacts(call_id="c0", name="python", arguments={"code": "1"},
+                                                           ok=False, error="unknown tool 'python'")])
+    relabelled = label_trajectory(record, build_labelers(None, "household"))
+    assert "unknown_tool" in {label.mode for label in relabelled.steps[0].labels}

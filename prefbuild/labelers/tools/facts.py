@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -21,17 +24,32 @@ def is_tool_trajectory(trajectory: Trajectory) -> bool:
     """A trajectory of a tool env, or one whose steps made or recorded tool calls."""
     if trajectory.env.name in TOOL_ENVS or trajectory.tools:
         return True
-    # Every labeler asks about the same trajectory in turn: the step scan is remembered for the
-    # last trajectory object seen (records are not mutated while they are labelled).
-    last = _LAST_SCAN[0]
-    if last is not None and last[0] is trajectory:
-        return last[1]
-    found = any(step.tool_calls or step.facts.tools for step in trajectory.steps)
-    _LAST_SCAN[0] = (trajectory, found)
-    return found
+    scope = _SCAN_SCOPE.get()
+    if scope is None or scope[0] is not trajectory:
+        return _has_tool_steps(trajectory)
+    if scope[1] is None:
+        scope[1] = _has_tool_steps(trajectory)
+    return scope[1]
 
 
-_LAST_SCAN: list[tuple[Trajectory, bool] | None] = [None]
+def _has_tool_steps(trajectory: Trajectory) -> bool:
+    return any(step.tool_calls or step.facts.tools for step in trajectory.steps)
+
+
+@contextmanager
+def one_scan(trajectory: Trajectory) -> Iterator[None]:
+    """Within the block, ``is_tool_trajectory(trajectory)`` scans its steps once: every labeler
+    asks in turn whether it applies. The answer is not kept after the block, so a trajectory
+    edited between two labellings is scanned again."""
+    token = _SCAN_SCOPE.set([trajectory, None])
+    try:
+        yield
+    finally:
+        _SCAN_SCOPE.reset(token)
+
+
+# [trajectory, its scan or None before the first question], inside one_scan
+_SCAN_SCOPE: ContextVar[list[Any] | None] = ContextVar("prefbuild_tool_scan", default=None)
 
 
 def toolbox(trajectory: Trajectory) -> ToolBox | None:
