@@ -9,7 +9,10 @@ then every measurement runs in a fresh process, so caches start cold as in real 
 
 - label: reading and validating the trajectories alone; reading, validating, serialising
   and writing them unchanged, as pydantic records and as the structs the stage uses for the
-  built-in labelers (``io/fast_records.py``); the whole stage (``api.label``).
+  built-in labelers (``io/fast_records.py``); the stage without labelers (its reading,
+  dispatch and writing), and with each default labeler replaced by a bare loop that visits
+  every step and reads its texts (the least a labeler written in Python costs); the whole
+  stage (``api.label``).
 - pair: reading and validating the labelled file alone, as pydantic records and as the
   structs the stage reads for ``stepwise`` and ``style``; replaying every labelled episode
   alone (regenerate the task, reset, step to the end); the whole stage on a copy of the file
@@ -83,6 +86,19 @@ elif what == "label_read_write_fast":
     steps = copy(read_fast_records)
 elif what == "label_read_write":
     steps = copy(read_records)
+elif what in ("label_none", "label_bare"):
+    from prefbuild.labelers import build_labelers
+    from prefbuild.labelers.stage import label_files
+    labelers = build_labelers(None, env=None) if what == "label_bare" else []
+
+    def bare(trajectory):
+        for step in trajectory.steps:  # what every labeler does at least: visit each step, read its texts
+            step.action, step.raw_output, step.feedback
+        return []
+
+    for labeler in labelers:
+        labeler.label = bare
+    steps = label_files(sources, scratch / "labelled.jsonl", labelers).steps
 elif what == "label":
     steps = api.label(sources, scratch / "labelled.jsonl").steps
 elif what == "pair_read":
@@ -123,6 +139,8 @@ LABEL_PARTS = (
     ("label_read_write", "read + validate + serialise + write (records)"),
     ("label_read_fast", "read + validate (structs, io/fast_records.py)"),
     ("label_read_write_fast", "read + validate + serialise + write (structs)"),
+    ("label_none", "label stage without labelers (read, dispatch, write)"),
+    ("label_bare", "label stage, each labeler a bare loop over the steps"),
     ("label", "label stage (api.label)"),
 )
 PAIR_PARTS = (
@@ -172,7 +190,7 @@ def report(title: str, parts: tuple[tuple[str, str], ...], run_dir: Path, scratc
     print(f"{title} ({steps} steps)")
     for what, description in parts:
         cpu = figures[what]["cpu_s"]
-        print(f"  {description:<50} {cpu:7.2f} s  {steps / cpu:>9,.0f} steps/s  {cpu / whole:6.1%} of the stage")
+        print(f"  {description:<56} {cpu:7.2f} s  {steps / cpu:>9,.0f} steps/s  {cpu / whole:6.1%} of the stage")
 
 
 def main() -> None:
