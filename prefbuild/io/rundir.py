@@ -133,6 +133,8 @@ def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, s
     """
     recipe = loaded.recipe
     existing = read_manifest(run_dir)
+    if existing is not None and existing.recipe_hash != recipe.generation_hash() and not holds_episodes(run_dir):
+        existing = None  # its generation never wrote an episode (a teacher that could not start): taken over
     if existing is not None and existing.recipe_hash != recipe.generation_hash():
         if not new:
             raise PrefbuildError(
@@ -151,6 +153,12 @@ def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, s
                             updated_at=created, shard=shard, versions=package_versions())
         write_manifest(run_dir, manifest)
     return run_dir
+
+
+def holds_episodes(run_dir: Path) -> bool:
+    """Whether any trajectory file of ``run_dir`` (finished or failed episodes) holds a byte."""
+    folder = run_dir / TRAJECTORIES
+    return folder.is_dir() and any(path.is_file() and path.stat().st_size > 0 for path in folder.rglob("*.jsonl"))
 
 
 def trajectory_files(run_dir: Path) -> list[Path]:

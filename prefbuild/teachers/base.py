@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, Protocol
+from prefbuild.errors import PrefbuildError
 from prefbuild.records import Message, ToolCall
 
 
@@ -76,8 +77,9 @@ class TeacherRequest:
     env_view: EnvView | None = None
 
 
-class TeacherError(RuntimeError):
-    """A teacher request failed for good (after retries); the message says why and where."""
+class TeacherError(PrefbuildError):
+    """A teacher request failed for good (after retries), or the teacher cannot start; the
+    message says why and where (the command line prints it as one ``error:`` line)."""
 
 
 class Teacher(ABC):

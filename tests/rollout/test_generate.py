@@ -97,3 +97,13 @@ def test_merge_names_incomplete_shards_and_counts_from_the_files(tmp_path: Path)
         merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "all")
     merged = merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "partial", allow_incomplete=True)
     assert merged.counts["episodes"] == 5
+
+
+def test_a_run_dir_without_episodes_is_taken_over_by_another_recipe(tmp_path: Path) -> None:
+    from prefbuild.io.rundir import prepare_run_dir
+
+    out = tmp_path / "run"
+    prepare_run_dir(loaded(), out)  # as a generate whose teacher could not start leaves it
+    assert prepare_run_dir(loaded("seed=2"), out) == out
+    assert read_manifest(out).recipe_hash == loaded("seed=2").recipe.generation_hash()
+    assert "seed: 2" in (out / "recipe.yaml").read_text()

@@ -163,3 +163,29 @@ def test_conversion_from_the_bundled_gguf(tmp_path, monkeypatch):
     inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
     output = model.generate(**inputs, max_new_tokens=8, do_sample=False)
     assert "Paris" in tokenizer.decode(output[0, inputs["input_ids"].shape[1] :])
+
+
+@pytest.mark.parametrize(
+    ("missing", "overrides", "message"),
+    [
+        ({"torch"}, [], "error: the transformers teacher needs torch, which `pip install prefbuild` leaves out: "
+                        "pip install 'prefbuild[local]'"),
+        ({"vllm"}, ["teacher.backend=vllm", "teacher.model=Qwen/Qwen3-4B-Instruct-2507"],
+         "error: the vllm teacher needs vLLM: install `prefbuild[vllm]`"),
+    ],
+)
+def test_a_teacher_whose_extra_is_missing_is_one_error_line(tmp_path, monkeypatch, missing, overrides, message):
+    """``pip install prefbuild`` alone, then a bundled recipe whose teacher needs an extra."""
+    import importlib.util
+
+    from prefbuild.cli.main import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name in missing else real(name, *args))
+    args = ["generate", "quickstart", "--out", str(tmp_path / "run"), "--limit", "1"]
+    for override in overrides:
+        args += ["--set", override]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output

@@ -16,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.code.generator import SPLIT_OFFSETS, TASK_TYPES, generate_problems
-from prefbuild.envs.code.grading import Verdict, grade_code, grade_math
+from prefbuild.envs.code.grading import Verdict, grade_code, grade_math, require_math_verify
 from prefbuild.envs.code.loader import load_problems, parse_row
 from prefbuild.envs.code.problems import CodeProblem
 from prefbuild.envs.code.protocol import CODE_INTERPRETER_TOOL, TOOL_NAME, CodeInterpreterProtocol
@@ -141,11 +141,11 @@ class CodeEnv(Env):
             split_name = "test" if split == "standard" else split
             if split_name not in SPLIT_OFFSETS:
                 raise ValueError(f"unknown split {split!r} for the code env; known: {', '.join(SPLIT_OFFSETS)}")
-            for problem in generate_problems(split_name, n, seed, task_types):
+            for problem in _gradable(generate_problems(split_name, n, seed, task_types)):
                 yield EnvTask(info=task_info(problem, split_name, seed), payload=problem)
             return
         produced = 0  # a file's categories are free text: task_types filter by category or kind
-        for problem in load_problems(self.data_file):
+        for problem in _gradable(load_problems(self.data_file)):
             if produced >= n:
                 return
             if task_types and problem.category not in task_types and problem.kind not in task_types:
@@ -265,3 +265,14 @@ class CodeEnv(Env):
         if self._verdict is None:
             return 0.0
         return 1.0 if self._verdict.outcome == "correct" else 0.0
+
+
+def _gradable(problems: Iterable[CodeProblem]) -> Iterator[CodeProblem]:
+    """``problems``, failing at the first math problem when math-verify, which grades it, is missing:
+    a run says so before it plays, not after every episode has failed."""
+    checked = False
+    for problem in problems:
+        if problem.kind == "math" and not checked:
+            require_math_verify()
+            checked = True
+        yield problem

@@ -7,6 +7,7 @@ final message: no ``\\boxed{}`` and no expression math-verify can read, or no pr
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import re
@@ -92,6 +93,12 @@ def _math_verify_timeouts() -> dict[str, Any]:
     return {"parsing_timeout": 5 if main else None}
 
 
+def require_math_verify() -> None:
+    """Raise ``PrefbuildError`` naming the extra when math-verify, which grades math answers, is missing."""
+    if importlib.util.find_spec("math_verify") is None:
+        raise PrefbuildError("the code env grades math with math-verify: pip install 'prefbuild[code]'")
+
+
 def grade_math(message: str, gold: str) -> Verdict:
     """Grade a final message against the gold answer with math-verify.
 
@@ -106,10 +113,8 @@ def grade_math(message: str, gold: str) -> Verdict:
         >>> grade_math(r"The value is \\boxed{0.5}.", r"\\frac{1}{2}").outcome
         'correct'
     """
-    try:
-        from math_verify import parse, verify
-    except ImportError:
-        raise PrefbuildError("the code env grades math with math-verify: pip install 'prefbuild[code]'") from None
+    require_math_verify()
+    from math_verify import parse, verify
 
     options = _math_verify_timeouts()
     boxed = extract_boxed(message)
