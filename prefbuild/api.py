@@ -108,11 +108,11 @@ def generate(
     from prefbuild.rollout.generate import generate as generate_run
 
     if ray is not None:
-        return _generate_on_ray(check_recipe(load(recipe, overrides)), ray, out=out, shard=shard, limit=limit, new=new,
-                                quiet=quiet, teacher=teacher)
+        return _generate_on_ray(check_recipe(load(recipe, overrides), teacher_here=False), ray, out=out, shard=shard,
+                                limit=limit, new=new, quiet=quiet, teacher=teacher)
     return generate_run(
-        check_recipe(load(recipe, overrides)), out=Path(out) if out else None, shard=shard, limit=limit,
-        quiet=quiet, new=new, teacher=teacher, keep_failed=keep_failed,
+        check_recipe(load(recipe, overrides), teacher_here=teacher is None), out=Path(out) if out else None,
+        shard=shard, limit=limit, quiet=quiet, new=new, teacher=teacher, keep_failed=keep_failed,
     )
 
 

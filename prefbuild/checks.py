@@ -104,13 +104,15 @@ def _check_strategies(recipe: Recipe) -> None:
             raise _fail(recipe, ("pairs", "strategies", position, field), error) from None
 
 
-def _check_backend(recipe: Recipe) -> None:
+def _check_backend(recipe: Recipe, *, teacher_here: bool) -> None:
     from prefbuild import registry
 
     known = registry.names("teachers")
     if recipe.teacher.backend not in known:
         raise _fail(recipe, ("teacher", "backend"),
                     f"unknown teacher backend {recipe.teacher.backend!r}; known: {', '.join(known)}")
+    if not teacher_here:
+        return
     try:
         _check_installed(recipe.teacher.backend, recipe.teacher.model)
     except PrefbuildError as error:
@@ -131,11 +133,14 @@ def _check_installed(backend: str, model: str) -> None:
         embedded_gguf_path()
 
 
-def check_recipe(loaded: LoadedRecipe) -> Any:
+def check_recipe(loaded: LoadedRecipe, *, teacher_here: bool = True) -> Any:
     """Build every part a run of ``loaded`` will use; raise at the first that cannot be built.
 
     Args:
         loaded: a loaded recipe (types and ranges already validated).
+        teacher_here: the recipe's teacher runs in this process, so what its backend imports
+            must be installed here (not so on a Ray cluster, whose nodes serve the model, nor
+            with a teacher object handed to ``api.generate``).
 
     Returns:
         ``loaded``, for chaining.
@@ -149,7 +154,7 @@ def check_recipe(loaded: LoadedRecipe) -> Any:
         'simulate'
     """
     recipe = loaded.recipe
-    _check_backend(recipe)
+    _check_backend(recipe, teacher_here=teacher_here)
     for index, section in enumerate(recipe.envs):
         _check_env(recipe, index, section)
     _check_labelers(recipe)

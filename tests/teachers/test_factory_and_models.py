@@ -194,3 +194,20 @@ def test_a_teacher_whose_extra_is_missing_is_one_error_line(tmp_path, monkeypatc
     assert result.exit_code == 1
     assert message in result.output and "Traceback" not in result.output
     assert result.output.count("error:") == 1 and not (tmp_path / "run").exists()
+
+
+def test_a_teacher_served_elsewhere_needs_no_extra_here(monkeypatch):
+    """On a Ray cluster the nodes serve the model; a teacher object handed to ``api.generate`` is built already."""
+    import importlib.util
+
+    from prefbuild.checks import check_recipe
+    from prefbuild.errors import PrefbuildError
+    from prefbuild.recipe import load_recipe
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name in ("torch", "vllm") else real(name, *args))
+    for overrides in ([], ["teacher.backend=vllm"]):
+        with pytest.raises(PrefbuildError, match=r"teacher\.backend: the"):
+            check_recipe(load_recipe("quickstart", overrides))
+        assert check_recipe(load_recipe("quickstart", overrides), teacher_here=False).recipe.name == "quickstart"
