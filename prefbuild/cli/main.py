@@ -128,19 +128,23 @@ def recipes(name: str | None) -> None:
 @main.command("check-recipe")
 @click.argument("recipe")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a recipe field.")
-def check_recipe(recipe: str, overrides: tuple[str, ...]) -> None:
+@click.option("--teacher-elsewhere", is_flag=True,
+              help="The teacher runs on another machine (a GPU box, a Ray cluster): do not ask for its extras here.")
+def check_recipe(recipe: str, overrides: tuple[str, ...], teacher_elsewhere: bool) -> None:
     """Validate a recipe and print it resolved (defaults filled, secrets kept as ${VAR}).
 
     Builds everything a run will use (env, dialect, protocol, split, labelers, pair
-    strategies, export formats) and reports the first problem as `file:line field: message`.
+    strategies, export formats, and what the teacher backend imports) and reports the first
+    problem as `file:line field: message`.
 
     \b
     Examples:
       prefbuild check-recipe quickstart --set teacher.sampling.temperature=0
+      prefbuild check-recipe alfworld-roundwise --teacher-elsewhere   # on a laptop without vLLM
     """
     from prefbuild.checks import check_recipe as check_parts
 
-    loaded = check_parts(load_recipe(recipe, overrides))
+    loaded = check_parts(load_recipe(recipe, overrides), teacher_here=not teacher_elsewhere)
     click.echo(loaded.resolved_yaml(), nl=False)
 
 

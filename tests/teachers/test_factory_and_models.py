@@ -211,3 +211,17 @@ def test_a_teacher_served_elsewhere_needs_no_extra_here(monkeypatch):
         with pytest.raises(PrefbuildError, match=r"teacher\.backend: the"):
             check_recipe(load_recipe("quickstart", overrides))
         assert check_recipe(load_recipe("quickstart", overrides), teacher_here=False).recipe.name == "quickstart"
+
+
+def test_check_recipe_on_a_machine_that_does_not_run_the_teacher(monkeypatch):
+    import importlib.util
+
+    from prefbuild.cli.main import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "vllm" else real(name, *args))
+    refused = CliRunner().invoke(main, ["check-recipe", "alfworld-roundwise"], catch_exceptions=False)
+    assert refused.exit_code == 1 and "teacher.backend: the vllm teacher needs vLLM" in refused.output
+    checked = CliRunner().invoke(main, ["check-recipe", "alfworld-roundwise", "--teacher-elsewhere"],
+                                 catch_exceptions=False)
+    assert checked.exit_code == 0 and checked.output.startswith("name: alfworld-roundwise")
