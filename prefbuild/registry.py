@@ -165,6 +165,18 @@ def is_builtin(family: Family, name: str) -> bool:
     return name in BUILTINS[family]
 
 
+def is_own_class(cls: type) -> bool:
+    """Whether ``cls`` is defined in prefbuild itself (not a plug-in, nor a plug-in's subclass of a
+    built-in): the stages trust such labelers and strategies to read structs and keep what they built.
+
+    Example:
+        >>> from prefbuild.labelers import LoopLabeler
+        >>> is_own_class(LoopLabeler), is_own_class(dict)
+        (True, False)
+    """
+    return cls.__module__.startswith("prefbuild.")
+
+
 @cache
 def _import(target: str) -> Any:
     module_name, _, attribute = target.partition(":")

@@ -21,6 +21,7 @@ from prefbuild.io.sources import atomic_writer, read_trajectories
 from prefbuild.labelers import available_labelers, label_trajectories
 from prefbuild.labelers.base import Labeler
 from prefbuild.records import Trajectory
+from prefbuild.registry import is_own_class
 
 
 @dataclass
@@ -161,7 +162,7 @@ def label_files(
     """
     counts = counts if counts is not None else LabelCounts()
     # The built-in labelers only read attributes, so they label the cheaper structs; plug-ins get records.
-    fast = all(type(labeler).__module__.startswith("prefbuild.") for labeler in labelers)
+    fast = all(is_own_class(type(labeler)) for labeler in labelers)
     with atomic_writer(output) as writer:
         for path in inputs:
             for labelled in label_trajectories(read_trajectories(path, fmt=fmt, model=model, fast=fast), labelers):

@@ -22,6 +22,7 @@ from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
 from prefbuild.pairs.common import forget_validated, validated_content_hash
 from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
+from prefbuild.registry import is_own_class
 
 
 @dataclass
@@ -100,8 +101,9 @@ def _feed_all(
             counts.trajectories += 1
             yield trajectory
 
-    feeds = [strategy.feed if _built_in(strategy) else _untrusted(strategy.feed) for strategy in strategies]
-    finishes = [strategy.finish if _built_in(strategy) else _untrusted(strategy.finish) for strategy in strategies]
+    own = [is_own_class(type(strategy)) for strategy in strategies]  # they yield what make_pair built, untouched
+    feeds = [s.feed if mine else _untrusted(s.feed) for s, mine in zip(strategies, own, strict=True)]
+    finishes = [s.finish if mine else _untrusted(s.finish) for s, mine in zip(strategies, own, strict=True)]
     try:
         for trajectory in counted():
             yield [pair for feed in feeds for pair in feed(trajectory)]
@@ -109,11 +111,6 @@ def _feed_all(
     finally:
         for strategy in strategies:
             strategy.close()
-
-
-def _built_in(strategy: PairStrategy) -> bool:
-    """A strategy of prefbuild itself: it yields what ``make_pair`` built, untouched."""
-    return type(strategy).__module__.startswith("prefbuild.")
 
 
 def _untrusted(produce: Callable[..., Iterable[Pair]]) -> Callable[..., Iterator[Pair]]:

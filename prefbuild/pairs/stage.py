@@ -19,6 +19,7 @@ from prefbuild.pairs import build_pairs, get_strategy, needs_teacher
 from prefbuild.pairs.pipeline import PairCounts
 from prefbuild.recipe import LoadedRecipe, PairsConfig
 from prefbuild.records import Trajectory
+from prefbuild.registry import is_own_class
 
 
 def iter_trajectory_files(paths: Sequence[Path], *, fast: bool = False) -> Iterator[Trajectory]:
@@ -35,7 +36,7 @@ def strategies_read_structs(specs: Sequence[dict[str, Any]]) -> bool:
             cls = get_strategy(str(spec.get("name")))
         except Exception:  # handled: an unknown name is reported by build_pairs, as before
             return False
-        if not (cls.reads_structs and cls.__module__.startswith("prefbuild.")):
+        if not (cls.reads_structs and is_own_class(cls)):
             return False
     return True
 
