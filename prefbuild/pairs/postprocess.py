@@ -2,9 +2,10 @@
 
 Each step is a small pure piece so the pipeline can apply them in one streaming pass:
 
-- ``validate``: every pair not built by ``make_pair`` goes through the records model again
-  (plug-in strategies may build pairs without validation); a refused pair is counted with
-  the field and error type.
+- ``validate``: every pair not built by ``make_pair`` in one of prefbuild's own strategies goes
+  through the records model again and is hashed as it is (a plug-in strategy may build pairs
+  without validation, or edit one after ``make_pair``); a refused pair is counted with the
+  field and error type.
 - exact dedup by ``content_hash`` (prompt, chosen, rejected), and an optional near-duplicate
   pass on a normalised key (the current observation, chosen and rejected with case,
   whitespace and punctuation folded; the earlier history is ignored), both keeping the first.
