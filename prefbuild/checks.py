@@ -106,6 +106,7 @@ def _check_strategies(recipe: Recipe) -> None:
 
 def _check_backend(recipe: Recipe, *, teacher_here: bool) -> None:
     from prefbuild import registry
+    from prefbuild.teachers.factories import require_installed
 
     known = registry.names("teachers")
     if recipe.teacher.backend not in known:
@@ -114,23 +115,9 @@ def _check_backend(recipe: Recipe, *, teacher_here: bool) -> None:
     if not teacher_here:
         return
     try:
-        _check_installed(recipe.teacher.backend, recipe.teacher.model)
+        require_installed(recipe.teacher.backend, recipe.teacher.model)
     except PrefbuildError as error:
         raise _fail(recipe, ("teacher", "backend"), error) from None
-
-
-def _check_installed(backend: str, model: str) -> None:
-    """What the built-in backends that run a model here import, and the embedded model, are installed."""
-    from prefbuild.teachers.embedded import embedded_gguf_path, is_embedded, is_prepared, require_local_stack
-    from prefbuild.teachers.vllm_launcher import require_vllm
-
-    if backend == "transformers":
-        require_local_stack("the transformers teacher")
-    elif backend == "vllm":
-        require_vllm()
-    if backend in ("transformers", "vllm") and is_embedded(model) and not is_prepared():
-        require_local_stack("converting the embedded model")
-        embedded_gguf_path()
 
 
 def check_recipe(loaded: LoadedRecipe, *, teacher_here: bool = True) -> Any:

@@ -23,7 +23,7 @@ from prefbuild.labelers.invalid_action import InvalidActionLabeler
 from prefbuild.labelers.loop import LoopLabeler
 from prefbuild.labelers.phantom_object import PhantomObjectLabeler
 from prefbuild.labelers.premature_success import PrematureSuccessLabeler
-from prefbuild.labelers.tools.facts import one_scan
+from prefbuild.labelers.tools.scan import one_scan
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
 from prefbuild.records import Label, Trajectory
 

@@ -56,6 +56,27 @@ def vllm_teacher(config: TeacherConfig) -> Teacher:
     return VllmTeacher(server, **_retry_options(config))
 
 
+def require_installed(backend: str, model: str | None) -> None:
+    """Raise ``PrefbuildError`` naming the extra when what ``backend`` imports to run ``model`` here
+    is missing: torch and transformers (``transformers``), vLLM (``vllm``), and for the embedded
+    model (the default) not yet converted, the converter's imports and its package. The other
+    backends run no model in this process.
+
+    Example:
+        >>> require_installed("openai", "Qwen/Qwen3-4B-Instruct-2507")
+    """
+    from prefbuild.teachers.embedded import embedded_gguf_path, is_embedded, is_prepared, require_local_stack
+    from prefbuild.teachers.vllm_launcher import require_vllm
+
+    if backend == "transformers":
+        require_local_stack("the transformers teacher")
+    elif backend == "vllm":
+        require_vllm()
+    if backend in ("transformers", "vllm") and is_embedded(model or "embedded") and not is_prepared():
+        require_local_stack("converting the embedded model")
+        embedded_gguf_path()
+
+
 def transformers_teacher(config: TeacherConfig) -> Teacher:
     from prefbuild.teachers.transformers_backend import TransformersTeacher
 

@@ -174,6 +174,8 @@ def test_conversion_from_the_bundled_gguf(tmp_path, monkeypatch):
          "teacher.backend: the vllm teacher needs vLLM: install `prefbuild[vllm]`"),
         ({"transformers"}, ["teacher.backend=vllm"],  # the embedded model is not converted yet (a fresh cache)
          "teacher.backend: converting the embedded model needs transformers"),
+        ({"transformers"}, ["teacher.backend=vllm", "teacher.model="],  # an empty model is the embedded one
+         "teacher.backend: converting the embedded model needs transformers"),
     ],
 )
 def test_a_teacher_whose_extra_is_missing_is_one_error_line(tmp_path, monkeypatch, missing, overrides, message):

@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.text import short
-from prefbuild.labelers.tools.facts import call_results, canonical_call, is_tool_trajectory, toolbox
+from prefbuild.labelers.tools.facts import call_results, canonical_call, toolbox
+from prefbuild.labelers.tools.scan import is_tool_trajectory
 from prefbuild.records import FailureMode, FunctionCall, Label, Step, ToolCall, ToolCallFacts, Trajectory
 
 # Parser problems that mean a call was broken (not merely that a turn had no call).

@@ -1,13 +1,10 @@
-"""What tool labelers read from a trajectory: which steps are tool turns, the offered tools,
-the result each call got."""
+"""What tool labelers read from a trajectory: the offered tools, the result each call got
+(whether it is a tool trajectory at all: ``scan``)."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
 
@@ -16,40 +13,7 @@ import jsonschema
 from prefbuild.records import Role, Step, ToolCallFacts, Trajectory
 from prefbuild.tooluse.dispatch import ToolBox
 
-TOOL_ENVS: frozenset[str] = frozenset({"code", "bfcl", "tau2"})
 logger = logging.getLogger(__name__)
-
-
-def is_tool_trajectory(trajectory: Trajectory) -> bool:
-    """A trajectory of a tool env, or one whose steps made or recorded tool calls."""
-    if trajectory.env.name in TOOL_ENVS or trajectory.tools:
-        return True
-    scope = _SCAN_SCOPE.get()
-    if scope is None or scope[0] is not trajectory:
-        return _has_tool_steps(trajectory)
-    if scope[1] is None:
-        scope[1] = _has_tool_steps(trajectory)
-    return scope[1]
-
-
-def _has_tool_steps(trajectory: Trajectory) -> bool:
-    return any(step.tool_calls or step.facts.tools for step in trajectory.steps)
-
-
-@contextmanager
-def one_scan(trajectory: Trajectory) -> Iterator[None]:
-    """Within the block, ``is_tool_trajectory(trajectory)`` scans its steps once: every labeler
-    asks in turn whether it applies. The answer is not kept after the block, so a trajectory
-    edited between two labellings is scanned again."""
-    token = _SCAN_SCOPE.set([trajectory, None])
-    try:
-        yield
-    finally:
-        _SCAN_SCOPE.reset(token)
-
-
-# [trajectory, its scan or None before the first question], inside one_scan
-_SCAN_SCOPE: ContextVar[list[Any] | None] = ContextVar("prefbuild_tool_scan", default=None)
 
 
 def toolbox(trajectory: Trajectory) -> ToolBox | None:
