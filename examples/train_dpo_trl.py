@@ -10,7 +10,8 @@ the script runs on a laptop CPU; pass a real model and more steps on a GPU machi
 
 Examples::
 
-    python examples/train_dpo_trl.py runs/quickstart/dataset/trl/train.jsonl --max-steps 20
+    python examples/train_dpo_trl.py runs/quickstart/dataset --max-steps 4 --max-length 512
+    python examples/train_dpo_trl.py runs/quickstart/pairs.jsonl --max-steps 4
     python examples/train_dpo_trl.py dataset/data/train-00000-of-00001.parquet \\
         --model Qwen/Qwen3-4B-Instruct-2507 --lora --max-length 2048 --max-steps 500
 """
@@ -98,7 +99,11 @@ def train(
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import DPOConfig, DPOTrainer
+
+    try:
+        from trl import DPOConfig, DPOTrainer
+    except ImportError:
+        raise SystemExit("training needs TRL: pip install 'prefbuild[train]'") from None
 
     if model is None:
         from prefbuild.teachers.embedded import ensure_embedded_model

@@ -331,30 +331,64 @@ def run(
 
     Returns:
         A ``RunSummary``; ``exit_code`` is 1 when any episode failed.
+
+    Raises:
+        RunDirBusy: another process is writing the run directory.
     """
+    from prefbuild.io.rundir import choose_run_dir
+    from prefbuild.io.runlock import writing
+
+    loaded = load(recipe, overrides)
+    if ray is not None and out is not None:
+        from prefbuild.ray.storage import is_local
+
+        if not is_local(str(out)):
+            raise PrefbuildError(f"run --ray needs --out on a filesystem every node shares, not {out}; "
+                                 "use `generate --ray --out URL` for object stores")
+    target = choose_run_dir(loaded, Path(out) if out else loaded.recipe.run_dir(), new=new)
+    with writing(target):  # one process writes a run directory, from its first episode to its report
+        return _run_stages(loaded, target, limit=limit, shard=shard, new=new, quiet=quiet,
+                           announce=on_stage or (lambda stage: None), ray=ray, keep_failed=keep_failed)
+
+
+def _stop_if_every_episode_failed(result: Any) -> None:
+    """End ``run`` after generate when every episode it played ended in an error (a teacher server that
+    is not there, a wrong model name): labelling and pairing them would end in "no pairs" and hide why.
+
+    Raises:
+        PrefbuildError: naming how many failed and the first error; the run directory keeps them, and
+            the next run plays them again.
+    """
+    stats = result.stats
+    if stats.done and stats.errors == stats.done:
+        raise PrefbuildError(
+            f"every episode failed ({stats.errors} of {stats.done}), so there is nothing to label: "
+            f"{stats.first_error}. Fix that and run again: failed episodes are played again"
+        )
+
+
+def _run_stages(loaded: LoadedRecipe, out: Path, *, limit: int | None, shard: str | None, new: bool, quiet: bool,
+                announce: Progress, ray: Any, keep_failed: bool) -> RunSummary:
+    """``run``'s stages, in order, into the run directory ``out`` (whose writer lock the caller holds)."""
     import shutil
 
     from prefbuild.io.rundir import RECIPE, read_manifest, trajectory_files, write_manifest
 
-    announce = on_stage or (lambda stage: None)
-    loaded = load(recipe, overrides)
     announce("generate")
     if ray is not None:
         from prefbuild.ray.driver import RayOptions, connected
         from prefbuild.ray.stages import label_run_on_ray
-        from prefbuild.ray.storage import is_local
 
-        if out is not None and not is_local(str(out)):
-            raise PrefbuildError(f"run --ray needs --out on a filesystem every node shares, not {out}; "
-                                 "use `generate --ray --out URL` for object stores")
         options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
         with connected(options.address) as cluster:
             result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, ray=options,
                               keep_failed=keep_failed)
+            _stop_if_every_episode_failed(result)
             announce("label")
             label_run_on_ray(cluster, result.run_dir)
     else:
         result = generate(loaded, out=out, shard=shard, limit=limit, new=new, quiet=quiet, keep_failed=keep_failed)
+        _stop_if_every_episode_failed(result)
         announce("label")
         label(trajectory_files(result.run_dir), result.run_dir / LABELLED, recipe=result.run_dir / RECIPE)
     run_dir = result.run_dir

@@ -79,6 +79,8 @@ class OutputConfig(Section):
         from prefbuild import registry
 
         known = registry.names("exports")
+        if not formats:
+            raise ValueError(f"give at least one export format; known: {', '.join(known)}")
         for name in formats:
             if name not in known:
                 raise ValueError(f"unknown export format {name!r}; known: {', '.join(known)}")
@@ -262,15 +264,35 @@ def _dotted(path: Sequence[str | int]) -> str:
     return ".".join(str(part) for part in path)
 
 
+def _set_by_override(path: tuple[str, ...], overridden: Iterable[tuple[str, ...]]) -> bool:
+    """Did a ``--set`` write the field at ``path``, a field inside it, or a section holding it?"""
+    return any(path[: len(touched)] == touched or (path and touched[: len(path)] == path) for touched in overridden)
+
+
 def parse_override(text: str) -> tuple[tuple[str, ...], Any]:
-    """``a.b.c=value`` -> (("a", "b", "c"), value), the value read as YAML (so 0.5 is a float)."""
+    """``a.b.c=value`` -> (("a", "b", "c"), value), the value read as YAML (so 0.5 is a float).
+
+    The value is read as a recipe file is (``recipe_yaml.parse_yaml``), with the same limits:
+    nesting, integer length, duplicate keys, anchors.
+
+    Example:
+        >>> parse_override("env.num_tasks=5")
+        (('env', 'num_tasks'), 5)
+        >>> parse_override("seed=" + "[" * 2000)
+        Traceback (most recent call last):
+        ...
+        prefbuild.recipe.RecipeError: --set seed: value is not valid YAML: exceeded maximum nesting depth
+    """
     key, separator, raw = text.partition("=")
     if not separator or not key.strip():
         raise RecipeError("--set", None, text, "expected KEY.PATH=VALUE")
+    if any(not part.strip() for part in key.strip().split(".")):
+        problem = "a key is empty (two dots, or a dot at an end); expected KEY.PATH=VALUE"
+        raise RecipeError("--set", None, key.strip(), problem)
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as error:
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        value = parse_yaml(raw, "--set")[1] if raw.strip() else ""
+    except YamlInputError as error:
+        problem = error.message.removeprefix("invalid YAML: ")
         raise RecipeError("--set", None, key, f"value is not valid YAML: {problem}") from None
     return tuple(part for part in key.strip().split(".")), value
 
@@ -321,7 +343,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
 
 def _humanise(error: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
-        return "unknown field (check the spelling; see schemas/recipe.schema.json)"
+        return "unknown field (check the spelling; `prefbuild recipes NAME` prints a whole recipe)"
     return plain_message(error)
 
 
@@ -414,6 +436,8 @@ def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[st
         parse_teacher_config(recipe.teacher)  # the checks the teacher factory makes (scripted rates...)
     except TeacherConfigError as error:
         field, _, message = str(error).partition(": ")
+        if _set_by_override(tuple(field.split(".")), overridden):
+            raise RecipeError("--set", None, field, message) from None
         path = tuple(int(p) if p.isdigit() else p for p in field.split("."))
         raise RecipeError(source, _nearest_line(lines, path), field, message) from None
     except ValidationError as error:
@@ -422,7 +446,7 @@ def load_recipe_text(text: str, source: str = "<recipe>", overrides: Iterable[st
         if location[:2] == ["env", 0] and isinstance(data.get("env"), dict):
             del location[1]  # a single env section: report env.x, not env.0.x
         path = tuple(str(part) for part in location)
-        if any(path[: len(touched)] == touched for touched in overridden):
+        if _set_by_override(path, overridden):
             raise RecipeError("--set", None, _dotted(path), _humanise(first)) from None
         typed_path = tuple(int(p) if p.isdigit() else p for p in path)
         raise RecipeError(source, _nearest_line(lines, typed_path), _dotted(path), _humanise(first)) from None

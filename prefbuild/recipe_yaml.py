@@ -9,6 +9,7 @@ when PyYAML was built with it, so a recipe with a 60 MB description loads in sec
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import yaml
@@ -21,6 +22,10 @@ except ImportError:  # pragma: no cover  # handled: PyYAML without libyaml: the 
 from prefbuild.errors import LocatedError
 
 MAX_EXPANDED_NODES = 200_000  # a recipe is a few hundred nodes; anchors may not blow it up past this
+# A recipe nests a few levels; the walks over its data (line index, ${VAR} interpolation, pydantic)
+# recurse once per level, so a deeper value (libyaml alone stops at 1000) must not reach them.
+MAX_NESTING = 200
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
 class YamlInputError(LocatedError):
@@ -32,8 +37,9 @@ def _line(node: yaml.Node) -> int:
 
 
 def _check_graph(root: yaml.Node, source: str) -> None:
-    """Refuse duplicate keys, recursive aliases and anchor expansions past ``MAX_EXPANDED_NODES``."""
-    sizes: dict[int, int] = {}
+    """Refuse duplicate keys, recursive aliases, too long integers, and anchor expansions past
+    ``MAX_EXPANDED_NODES`` nodes or ``MAX_NESTING`` levels."""
+    sizes: dict[int, tuple[int, int]] = {}  # node id -> (nodes, levels) of its expansion
     on_path: set[int] = set()
     # Iterative depth-first walk (a deep document must not hit Python's recursion limit).
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -42,17 +48,16 @@ def _check_graph(root: yaml.Node, source: str) -> None:
         key = id(node)
         if children_done:
             on_path.discard(key)
-            children = _children(node)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
-            if sizes[key] > MAX_EXPANDED_NODES:
-                raise YamlInputError(source, _line(node), "", f"anchors and aliases expand to more than "
-                                     f"{MAX_EXPANDED_NODES} nodes; write the recipe out without them")
+            sizes[key] = _expansion(node, sizes, source)
             continue
         if key in sizes:
             continue
         if key in on_path:
             raise YamlInputError(source, _line(node), "", "an alias refers to its own anchor (a recursive structure)")
         on_path.add(key)
+        if _integer_too_long(node):
+            raise YamlInputError(source, _line(node), "", f"an integer of more than {sys.get_int_max_str_digits()} "
+                                 "digits")
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
@@ -69,6 +74,34 @@ def _check_graph(root: yaml.Node, source: str) -> None:
                                      "an alias refers to its own anchor (a recursive structure)")
             if child_key not in sizes:
                 stack.append((child, False))
+
+
+def _expansion(node: yaml.Node, sizes: dict[int, tuple[int, int]], source: str) -> tuple[int, int]:
+    """``(nodes, levels)`` of ``node`` with its aliases expanded, from its children's (in ``sizes``)."""
+    measured = [sizes[id(child)] for child in _children(node)]
+    nodes = 1 + sum(count for count, _ in measured)
+    levels = 1 + max((depth for _, depth in measured), default=0)
+    if nodes > MAX_EXPANDED_NODES:
+        raise YamlInputError(source, _line(node), "", f"anchors and aliases expand to more than "
+                             f"{MAX_EXPANDED_NODES} nodes; write the recipe out without them")
+    if levels > MAX_NESTING:
+        raise YamlInputError(source, _line(node), "", f"exceeded maximum nesting depth ({MAX_NESTING} levels)")
+    return nodes, levels
+
+
+def _integer_too_long(node: yaml.Node) -> bool:
+    """A decimal integer longer than Python converts from text (``sys.get_int_max_str_digits()``).
+
+    Example:
+        >>> _integer_too_long(yaml.compose("9" * 5000)), _integer_too_long(yaml.compose("0x" + "f" * 5000))
+        (True, False)
+    """
+    if not isinstance(node, yaml.ScalarNode) or node.tag != _INT_TAG:
+        return False
+    digits = node.value.lstrip("+-").replace("_", "")
+    limit = sys.get_int_max_str_digits()
+    # 0x, 0b and 0o integers and base-60 ones (1:30) are converted without that limit
+    return 0 < limit < len(digits) and not digits.startswith("0") and ":" not in digits
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -110,6 +143,8 @@ def parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, Any]:
             return None, None
         _check_graph(node, source)
         return node, loader.construct_document(node)
+    except RecursionError:  # PyYAML's Python parser (no libyaml) recurses once per level; libyaml stops at 1000
+        raise YamlInputError(source, None, "", "invalid YAML: exceeded maximum nesting depth") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -23,9 +23,14 @@ SCHEMA_VERSION = "1.0"
 
 
 class Record(BaseModel):
-    """Base of every record: unknown fields are an error, not silently dropped."""
+    """Base of every record: unknown fields are an error, not silently dropped.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    A float field refuses NaN and infinities (``NaN``, ``Infinity``, ``1e400``, ``"nan"``):
+    JSON has no such numbers and pydantic would write them as ``null``, which the field then
+    refuses on the next read.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
 
 class FailureMode(StrEnum):
@@ -290,6 +295,9 @@ class Step(Record):
             if label.step != self.index:
                 raise ValueError(f"label {label.mode} points at step {label.step} but is stored on step {self.index}")
         return self
+
+
+EXTERNAL_SPLIT = "external"  # the split of tasks imported from other harnesses' logs (they cannot be regenerated)
 
 
 class TaskInfo(Record):

@@ -26,10 +26,11 @@ from prefbuild.analysis.stats import (
     trajectory_stats,
 )
 from prefbuild.analysis.svg import bar_chart, histogram
-from prefbuild.analysis.text import clip
+from prefbuild.analysis.text import clip, rate
 from prefbuild.errors import PrefbuildError
 from prefbuild.eval.views import evaluation_section
 from prefbuild.io.jsonl import atomic_write_text
+from prefbuild.io.overwrite import refuse_inputs_as_output
 from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
 
@@ -181,11 +182,12 @@ def build_report(path: str | os.PathLike[str], *, samples: int = SAMPLE_LIMIT, s
         if stats["simulated"]:
             sections.append(SIMULATED_NOTE)
         cards += [_card("episodes", stats["trajectories"]), _card("tasks", stats["tasks"]),
-                  _card("success rate", f"{stats['success_rate']:.1%}")]
+                  _card("success rate", rate(stats["success_rate"]))]
         cards += [_card(name, f"{value:.1%}") for name, value in stats["pass_at_k"].items()]
         plots.append(bar_chart([(row["mode"], row["count"]) for row in stats["labels_by_mode"]],
                                "Failure modes (labels in episodes)", plot_id="plot-failure-modes"))
-        plots.append(bar_chart([(row["task_type"], row["success_rate"]) for row in stats["success_by_task_type"]],
+        plots.append(bar_chart([(row["task_type"], row["success_rate"]) for row in stats["success_by_task_type"]
+                                if row["success_rate"] is not None],
                                "Success rate by task type", plot_id="plot-success-by-task-type", max_value=1.0,
                                fmt=lambda v: f"{v:.0%}", color="#54a24b"))
         plots.append(histogram(episodes["steps"].to_list(), "Episode lengths (steps)", plot_id="plot-episode-lengths"))
@@ -236,7 +238,7 @@ def _passk_table(rows: Sequence[dict[str, Any]]) -> str:
 def _success_table(rows: Sequence[dict[str, Any]]) -> str:
     body = "".join(
         f"<tr><td>{escape(str(row['task_type']))}</td><td>{row['episodes']}</td><td>{row['successes']}</td>"
-        f"<td>{row['success_rate']:.1%}</td><td>{row['mean_steps']}</td></tr>"
+        f"<td>{rate(row['success_rate'])}</td><td>{row['mean_steps']}</td></tr>"
         for row in rows
     )
     return ('<table class="counts" id="table-success"><tr><th>task_type</th><th>episodes</th><th>successes</th>'
@@ -278,7 +280,10 @@ def _page(title: str, cards: list[str], plots: list[str], sections: list[str], s
 
 
 def write_report(path: str | os.PathLike[str], out: str | os.PathLike[str], **options: Any) -> Path:
-    """Write the report of ``path`` to ``out`` atomically; returns ``out``."""
+    """Write the report of ``path`` to ``out`` atomically; returns ``out``. ``out`` may not be one of
+    the record files the report reads (``path``, or a JSONL file of the run directory ``path``)."""
+    source = Path(path)
+    refuse_inputs_as_output(out, sorted(source.rglob("*.jsonl")) if source.is_dir() else [source])
     html = build_report(path, **options)
     atomic_write_text(out, html)
     make_shareable(out)  # a report is for sharing: ordinary file permissions, not mkstemp's 0600

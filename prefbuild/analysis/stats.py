@@ -146,7 +146,8 @@ def trajectory_row(trajectory: Trajectory, count: TokenCounter = estimate_tokens
         "teacher_model": trajectory.teacher.model,
         "teacher_backend": trajectory.teacher.backend,
         "sample_index": trajectory.sample_index,
-        "success": trajectory.outcome.success,
+        # None where an imported log does not record whether the episode succeeded (DBBench runs.jsonl)
+        "success": None if trajectory.task.meta.get("outcome_known") is False else trajectory.outcome.success,
         "reward": trajectory.outcome.reward,
         "stop_reason": str(trajectory.outcome.stop_reason),
         "steps": len(trajectory.steps),
@@ -223,7 +224,9 @@ def quantiles(frame: pl.DataFrame, columns: Sequence[str], qs: Sequence[float] =
 
 
 def pass_at_k_table(episodes: pl.DataFrame) -> dict[str, float]:
-    """Mean pass@k over tasks, for k = 1, 2, 4, ... up to the fewest samples any task has."""
+    """Mean pass@k over tasks, for k = 1, 2, 4, ... up to the fewest samples any task has
+    (episodes whose outcome is unknown left out)."""
+    episodes = episodes.filter(pl.col("success").is_not_null())
     if episodes.is_empty():
         return {}
     per_task = episodes.group_by("task_id").agg(
@@ -234,7 +237,8 @@ def pass_at_k_table(episodes: pl.DataFrame) -> dict[str, float]:
 
 def pass_at_k_by_domain(episodes: pl.DataFrame) -> list[dict[str, Any]]:
     """Per domain: tasks, episodes and mean pass@k for every k all its tasks have samples for
-    (the cards report pass@1 and pass@4 per domain)."""
+    (the cards report pass@1 and pass@4 per domain; episodes whose outcome is unknown left out)."""
+    episodes = episodes.filter(pl.col("success").is_not_null())
     if episodes.is_empty():
         return []
     per_task = episodes.group_by("domain", "task_id").agg(
@@ -254,7 +258,8 @@ def pass_at_k_by_domain(episodes: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def success_by(episodes: pl.DataFrame, column: str) -> list[dict[str, Any]]:
-    """Episodes, successes and success rate per value of ``column``."""
+    """Episodes, successes and success rate per value of ``column`` (the rate over the episodes whose
+    outcome is known; None where none is)."""
     if episodes.is_empty():
         return []
     grouped = episodes.group_by(column).agg(
@@ -284,12 +289,16 @@ def pair_stats(frame: pl.DataFrame) -> dict[str, Any]:
 
 def trajectory_stats(episodes: pl.DataFrame, labels: pl.DataFrame) -> dict[str, Any]:
     """Everything ``prefbuild stats`` reports about trajectories, as plain data."""
-    success_rate = float(episodes["success"].cast(pl.Float64).mean()) if episodes.height else 0.0
+    unknown = episodes["success"].null_count() if episodes.height else 0
+    known = episodes.height - unknown
+    # Over the episodes whose outcome is known; None when no episode's is (imported DBBench logs).
+    success_rate = round(float(episodes["success"].cast(pl.Float64).mean()), 4) if known else None
     return {
         "kind": "trajectory",
         "trajectories": episodes.height,
         "tasks": episodes["task_id"].n_unique() if episodes.height else 0,
-        "success_rate": round(success_rate, 4),
+        "success_rate": success_rate if episodes.height else 0.0,
+        "outcome_unknown": unknown,
         "simulated": SIMULATED_BACKEND in set(episodes["teacher_backend"].to_list()) if episodes.height else False,
         "pass_at_k": pass_at_k_table(episodes),
         "pass_at_k_by_domain": pass_at_k_by_domain(episodes),

@@ -32,3 +32,13 @@ def clip(text: str, limit: int, *, keep: Literal["head", "tail"] = "head") -> st
     if keep == "tail":
         return f"[{cut:,} characters cut] …{text[-limit:]}"
     return f"{text[:limit]}… [{cut:,} characters cut]"
+
+
+def rate(value: float | None) -> str:
+    """A share as a percentage with one decimal; ``unknown`` where there is none.
+
+    Example:
+        >>> rate(0.25), rate(None)
+        ('25.0%', 'unknown')
+    """
+    return "unknown" if value is None else f"{value:.1%}"

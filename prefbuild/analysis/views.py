@@ -185,11 +185,20 @@ def render_trajectory(trajectory: Trajectory) -> RenderableType:
     return Group(*parts)
 
 
-def _records(paths: list[Path], kind: str, filters: Filters) -> Iterator[Pair] | Iterator[Trajectory]:
+def _records(
+    paths: list[Path], kind: str, filters: Filters, task_types: set[str]
+) -> Iterator[Pair] | Iterator[Trajectory]:
+    """The records of ``paths`` that pass ``filters``; the task type of every record read goes into ``task_types``."""
     if kind == "pair":
-        return (pair for path in paths for pair in read_records(path, Pair) if filters.pair(pair))
+        return (pair for path in paths for pair in read_records(path, Pair)
+                if _seen(task_types, pair.source.task_type) and filters.pair(pair))
     return (trajectory for path in paths for trajectory in read_records(path, Trajectory)
-            if filters.trajectory(trajectory))
+            if _seen(task_types, trajectory.task.type) and filters.trajectory(trajectory))
+
+
+def _seen(task_types: set[str], task_type: str | None) -> bool:
+    task_types.add(task_type or "unknown")
+    return True
 
 
 def inspect_sources(path: str | os.PathLike[str]) -> tuple[str, list[Path]]:
@@ -246,7 +255,8 @@ def inspect_file(
     """
     kind, paths = inspect_sources(path)
     filters.check(kind)
-    chosen, matched = sample(_records(paths, kind, filters), n, seed)
+    task_types: set[str] = set()
+    chosen, matched = sample(_records(paths, kind, filters, task_types), n, seed)
     render: Callable[..., RenderableType] = render_pair if kind == "pair" else render_trajectory
     blocks: list[RenderableType] = []
     plural = "pairs" if kind == "pair" else "trajectories"
@@ -257,6 +267,10 @@ def inspect_file(
         blocks.append(Rule(style="dim"))
     if not chosen:
         blocks.append(Text(f"no {kind} in {where} matches the filters", style="yellow"))
+        if filters.task_type is not None and filters.task_type not in task_types:
+            known = ", ".join(sorted(task_types)) or "none"
+            blocks.append(Text(f"no record has task type {filters.task_type!r}; the task types here: {known}",
+                               style="yellow"))
     use_pager = console.is_terminal if pager is None else pager
     if use_pager:
         with console.pager(styles=True):

@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from prefbuild.analysis.text import rate
 from prefbuild.cli.errors import PrefbuildCommand
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,7 +48,7 @@ def inspect_command(file: Path, reason: str | None, strategy: str | None, task_t
     \b
     Examples:
       prefbuild inspect runs/quickstart/pairs.jsonl --reason loop -n 5
-      prefbuild inspect runs/quickstart/trajectories/episodes.jsonl --task-type pick_and_place --seed 1
+      prefbuild inspect runs/quickstart/trajectories/episodes.jsonl --task-type pick_and_place_simple --seed 1
     """
     from prefbuild.analysis.views import Filters, inspect_file
 
@@ -67,7 +68,7 @@ def _table(title: str, rows: list[dict[str, Any]]) -> Table | None:
         table.add_column(column, justify="right" if isinstance(rows[0][column], int | float) else "left")
     for row in rows:
         table.add_row(*(
-            f"{value:.1%}" if (key == "success_rate" or key.startswith("pass@")) and value is not None else str(value)
+            rate(value) if key == "success_rate" or key.startswith("pass@") else str(value)
             for key, value in row.items()
         ))
     return table
@@ -83,7 +84,13 @@ def render_stats(stats: dict[str, Any], console: Console) -> None:
     if trajectory:
         console.rule(f"trajectories: {trajectory['trajectories']} episodes of {trajectory['tasks']} tasks")
         passes = "  ".join(f"{k}={v:.1%}" for k, v in trajectory["pass_at_k"].items())
-        console.print(f"success rate {trajectory['success_rate']:.1%}  {passes}")
+        known = trajectory["trajectories"] - trajectory["outcome_unknown"]
+        partly = trajectory["outcome_unknown"] and known
+        unknown = f" (over the {known} episodes with a known outcome)" if partly else ""
+        console.print(f"success rate {rate(trajectory['success_rate'])}{unknown}  {passes}")
+        if trajectory["outcome_unknown"]:
+            console.print(f"[yellow]{trajectory['outcome_unknown']} episode(s) from logs that do not record "
+                          "whether they succeeded: left out of the success rate and pass@k[/]")
         if trajectory.get("simulated"):
             console.print("[yellow]simulated data: episodes of the scripted teacher (no model) are included[/]")
         for title, key in (("by split", "by_split"), ("stop reasons", "by_stop_reason"),

@@ -96,11 +96,11 @@ MAX_SCANNED_INDEX = 100_000  # an env without ``task_at`` builds every task up t
 @envs.command("play")
 @click.argument("env_name", metavar="ENV")
 @click.option("--seed", type=int, default=0, show_default=True, help="Task seed (same seed, same tasks).")
-@click.option("--split", default="train", show_default=True, help="Task split.")
+@click.option("--split", default=None, help="Task split (default: the env's own, train for most; test for bfcl).")
 @click.option("--index", type=click.IntRange(min=0), default=0, show_default=True, help="Which task of the split.")
 @click.option("--dialect", default=None, help="Env dialect (household: classic or modern).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=200, show_default=True)
-def play(env_name: str, seed: int, split: str, index: int, dialect: str | None, max_steps: int) -> None:
+def play(env_name: str, seed: int, split: str | None, index: int, dialect: str | None, max_steps: int) -> None:
     """Play one task of ENV in the terminal, reading commands from standard input.
 
     \b
@@ -108,6 +108,7 @@ def play(env_name: str, seed: int, split: str, index: int, dialect: str | None, 
       prefbuild envs play household --seed 3 --split train --index 0
     """
     env = make_env(env_name, dialect=dialect)
+    split = split or env.default_split
     seek = getattr(env, "task_at", None)
     if not callable(seek) and index >= MAX_SCANNED_INDEX:
         raise PrefbuildError(f"env {env_name!r} cannot jump to a task: --index must be below {MAX_SCANNED_INDEX} "

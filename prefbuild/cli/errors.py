@@ -7,10 +7,13 @@ plug-in that reuses a command). Usage errors (a bad option) keep click's own exi
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import click
@@ -53,13 +56,47 @@ def handled_errors() -> Iterator[None]:
         report(error.format_message(), error.exit_code)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as error:
         report(f"{error.filename}: {error.strerror.lower() if error.strerror else type(error).__name__}")
+    except OSError as error:  # the machine, not prefbuild: a full disk, a file too large, a path in use, ...
+        report(_os_error_line(error))
     except UnicodeDecodeError as error:
         report(f"input is not UTF-8 text ({error.reason} at byte {error.start})")
     except yaml.YAMLError as error:
         report(f"not valid YAML: {str(error).splitlines()[0]}")
+    except Terminated:
+        click.secho("terminated", fg="yellow", err=True)
+        sys.exit(128 + signal.SIGTERM)
     except KeyboardInterrupt:
         click.secho("interrupted", fg="yellow", err=True)
         sys.exit(130)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler's time limit), raised where Ctrl-C would be: the same
+    clean-up runs (temporary files removed, episodes in flight cancelled, what was written kept)."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While a command runs in the main thread, SIGTERM ends it as Ctrl-C does (exit 143)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _os_error_line(error: OSError) -> str:
+    """``path: what the OS said`` (both paths of a rename), or the error's own text without a path."""
+    what = error.strerror.lower() if error.strerror else str(error) or type(error).__name__
+    paths = [str(name) for name in (error.filename, error.filename2) if name is not None]
+    return f"{' -> '.join(paths)}: {what}" if paths else what
 
 
 class PrefbuildCommand(click.Command):
@@ -74,6 +111,10 @@ class PrefbuildGroup(click.Group):
     """A group whose commands (and itself) report user errors by ``handled_errors``."""
 
     command_class = PrefbuildCommand
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        with terminate_as_interrupt():
+            return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         with handled_errors():

@@ -39,7 +39,7 @@ def _resolved_recipe(recipe: str | None) -> dict | None:
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--format", "formats", multiple=True, default=("trl",), show_default=True, callback=_check_formats,
               help="Repeatable; each format becomes one config of the dataset (built-in: trl, roundwise, "
-                   "llamafactory, swift, sft; installed plug-in formats too).")
+                   "llamafactory, swift, sft, sft_first; installed plug-in formats too).")
 @click.option("--jsonl", is_flag=True,
               help="Write <format>/<split>.jsonl files instead of a parquet dataset directory.")
 @click.option("--recipe", default=None, help="Recipe whose name, publish settings and provenance go on the card.")
@@ -85,8 +85,10 @@ def export_command(input_files: tuple[Path, ...], out_dir: Path, formats: tuple[
         skipped = f"; skipped {fmt_stats['skipped']}" if fmt_stats["skipped"] else ""
         click.echo(f"{fmt}: {fmt_stats['rows']}{skipped}")
     for k, per_task in summary.pass_at_k.items():
-        mean = sum(per_task.values()) / len(per_task) if per_task else float("nan")
-        click.echo(f"pass@{k}: {mean:.3f} over {len(per_task)} tasks")
+        if not per_task:
+            click.echo(f"pass@{k}: no task has the {k} episodes it needs (generate with env.samples_per_task={k})")
+            continue
+        click.echo(f"pass@{k}: {sum(per_task.values()) / len(per_task):.3f} over {len(per_task)} tasks")
     if summary.simulated:
         click.echo("note: simulated data (scripted teacher); the dataset card says so")
     click.echo(f"wrote {out_dir}")

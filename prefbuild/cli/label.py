@@ -65,7 +65,8 @@ def counts_table(counts: LabelCounts, seconds: float) -> Table:
 def label(
     files: tuple[Path, ...], out: Path, recipe: Path | None, overrides: tuple[str, ...], fmt: str, model: str
 ) -> None:
-    """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat message logs) into OUT.
+    """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat logs: OpenAI messages or
+    ShareGPT conversations; JSONL or one JSON array) into OUT.
 
     Re-labelling replaces earlier labels, so changing a threshold needs no new generation.
     Prints how many labels each failure mode got.
@@ -75,6 +76,7 @@ def label(
       prefbuild label runs/simulate/trajectories/*.jsonl -o labelled.jsonl
       prefbuild label runs/simulate/labelled.jsonl -o relabelled.jsonl --set loop.k=4
       prefbuild label agentbench_outputs/runs.jsonl -o labelled.jsonl --format agentbench --model my-4b
+      prefbuild label alfworld_sft.json -o labelled.jsonl --model my-4b
     """
     from prefbuild import api
 

@@ -18,7 +18,14 @@ from pydantic import ValidationError
 from prefbuild import __version__
 from prefbuild.cli.errors import PrefbuildGroup
 from prefbuild.errors import PrefbuildError
-from prefbuild.io.jsonl import MODELS_BY_KIND, RecordError, detect_kind, iter_lines, validation_error
+from prefbuild.io.jsonl import (
+    MODELS_BY_KIND,
+    RecordError,
+    decode_json_line,
+    detect_kind,
+    iter_lines,
+    validation_error,
+)
 from prefbuild.recipe import bundled_recipes, load_recipe
 
 EXAMPLES = "\b\nExamples:\n"
@@ -64,7 +71,7 @@ def validate(files: tuple[Path, ...], max_errors: int) -> None:
         for number, text, unterminated in iter_lines(path):
             problem: RecordError | None = None
             try:
-                payload = json.loads(text)
+                payload = decode_json_line(text)
                 if not isinstance(payload, dict):
                     problem = RecordError(path, number, "", "expected a JSON object")
                 else:

@@ -19,10 +19,13 @@ from prefbuild.cli.errors import PrefbuildCommand
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="pairs.jsonl")
 @click.option("--recipe", default=None, help="Recipe (file or bundled name) whose `pairs` section and seed to use.")
 @click.option("--strategy", "strategy_names", multiple=True, help="Strategy name (repeatable); replaces the recipe's.")
-@click.option("--max-per-reason", type=click.IntRange(min=1), default=None)
-@click.option("--max-per-trajectory", type=click.IntRange(min=1), default=None)
-@click.option("--test-fraction", type=click.FloatRange(0, 1, max_open=True), default=None)
-@click.option("--seed", type=int, default=None)
+@click.option("--max-per-reason", type=click.IntRange(min=1), default=None,
+              help="Keep at most this many pairs per failure mode (a seeded sample): balances the modes.")
+@click.option("--max-per-trajectory", type=click.IntRange(min=1), default=None,
+              help="Keep at most this many pairs from one episode.")
+@click.option("--test-fraction", type=click.FloatRange(0, 1, max_open=True), default=None,
+              help="Share of tasks whose pairs go to the test split (split by task id, never by pair).")
+@click.option("--seed", type=int, default=None, help="Seed of the sampling and the split (default: the recipe's).")
 @click.option("--dedup/--no-dedup", default=None, help="Exact dedup by content (default on).")
 @click.option("--near-dedup/--no-near-dedup", default=None, help="Near-duplicate pass (default off).")
 @click.option("--stats", "stats_path", type=click.Path(dir_okay=False, path_type=Path), help="Write counts as JSON.")
@@ -77,3 +80,14 @@ def pair_command(
         click.echo(f"  invalid {counts['invalid']}")
     if counts["dropped"]:
         click.echo(f"  not paired {counts['dropped']}")
+    if not written and counts["trajectories"] and not counts["labelled"]:
+        click.echo(
+            "  hint: no step of these trajectories carries a label; label them first "
+            "(`prefbuild label FILES -o labelled.jsonl`), then pair the labelled file."
+        )
+    elif not written and any(reason.endswith(("no_expert_action", "replay_failed")) for reason in counts["dropped"]):
+        click.echo(
+            "  hint: no labelled step had an action to pair against. Episodes imported from other harnesses' logs "
+            "carry no expert action and cannot be replayed; of the built-in strategies only `--strategy style` "
+            "(the same action with a concise thought) pairs them."
+        )

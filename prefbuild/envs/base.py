@@ -172,6 +172,7 @@ class Env(ABC):
     name: ClassVar[str]
     dialects: ClassVar[tuple[str, ...]] = ()
     protocols: ClassVar[dict[str, type[Protocol]]] = {}
+    default_split: ClassVar[str] = "train"  # the split ``prefbuild envs play`` draws from unless told
     # True for an in-memory state machine whose ``step`` takes microseconds and never blocks:
     # the rollout then calls it directly instead of handing it to a worker thread (the hop
     # costs more than such a step). Envs that run SQL, code or I/O keep False.

@@ -39,6 +39,7 @@ from prefbuild.hub.card import (
     render_card_body,
 )
 from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text
+from prefbuild.io.overwrite import check_folders_on_the_way, refuse_inputs_inside, refuse_replacing_foreign_dir
 from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
 
@@ -249,6 +250,10 @@ def write_dataset_dir(
     target = Path(out_dir)
     if target.exists() and not target.is_dir():
         raise ExportError(f"{target}: exists and is not a directory")
+    check_folders_on_the_way(target)
+    # The directory is replaced whole: only an earlier export (it holds SOURCES_NAME) or an empty one.
+    refuse_replacing_foreign_dir(target, marker=SOURCES_NAME, written_by="prefbuild export")
+    refuse_inputs_inside(target, sources or ())
     if default_config is not None and default_config not in rows:
         raise ExportError(f"default config {default_config!r} is not among the configs {sorted(rows)}")
     default_config = default_config or next(iter(rows))
@@ -288,9 +293,9 @@ def write_dataset_dir(
             (building / RECIPE_NAME).write_text(dump_yaml(info.recipe), encoding="utf-8")
         for name, text in {**sidecars, **(extra_files or {})}.items():
             (building / name).write_text(text, encoding="utf-8")
-        if sources:
-            (building / SOURCES_NAME).write_text(json.dumps({"sources": source_stamp(sources)}, indent=2) + "\n",
-                                                 encoding="utf-8")
+        # Always written: it marks the directory as an export, which a later export may replace.
+        (building / SOURCES_NAME).write_text(json.dumps({"sources": source_stamp(sources or [])}, indent=2) + "\n",
+                                             encoding="utf-8")
         files = sorted(str(p.relative_to(building)) for p in building.rglob("*")
                        if p.is_file() and not p.name.startswith("."))
         make_shareable(building)  # mkdtemp makes it private; the dataset is an ordinary directory
@@ -318,6 +323,7 @@ def write_jsonl_dir(out_dir: str | os.PathLike[str], rows: Mapping[str, Mapping[
     """
     root = Path(out_dir)
     _check_names(rows)
+    check_folders_on_the_way(root)
     root.mkdir(parents=True, exist_ok=True)
     files: Files = {}
     for config, splits in rows.items():

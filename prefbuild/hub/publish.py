@@ -119,15 +119,18 @@ def check_dataset_dir(dataset_dir: str | os.PathLike[str]) -> tuple[Path, dict[s
     return root, metadata, body
 
 
-def _changed_sources(dataset_dir: Path) -> list[str]:
-    """Source files recorded at export time that changed (size or modification time) or vanished since."""
+def _changed_sources(dataset_dir: Path) -> list[str] | None:
+    """Source files recorded at export time that changed (size or modification time) or vanished
+    since; None where the export recorded no source."""
     stamp_file = dataset_dir / SOURCES_NAME
     if not stamp_file.is_file():
-        return []
+        return None
     try:
         sources = json.loads(stamp_file.read_text(encoding="utf-8"))["sources"]
     except (ValueError, KeyError, TypeError):  # handled: an unreadable stamp is reported as a changed source
         return [f"{stamp_file} (unreadable)"]
+    if not sources:
+        return None
     changed = []
     for source in sources:
         path = Path(source["path"])
@@ -157,9 +160,10 @@ def check_not_stale(dataset_dir: str | os.PathLike[str]) -> None:
         >>> check_not_stale("runs/simulate/dataset")  # doctest: +SKIP
     """
     root = Path(dataset_dir)
-    changed = _changed_sources(root)
+    recorded = _changed_sources(root)
+    changed = recorded or []
     sibling = root.parent / PAIRS
-    if not (root / SOURCES_NAME).exists() and sibling.is_file():
+    if recorded is None and sibling.is_file():
         card = root / CARD_NAME
         if card.is_file() and sibling.stat().st_mtime_ns > card.stat().st_mtime_ns:
             changed.append(str(sibling))

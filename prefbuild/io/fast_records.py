@@ -225,5 +225,5 @@ def read_fast_records(path: str | os.PathLike[str], model: type[RecordT]) -> Ite
             return  # a cut-off last line, skipped with pydantic's warning
         try:
             yield to_struct(record)
-        except ValueError:  # handled: a value only pydantic's JSON holds (NaN written as null): the record itself
+        except ValueError:  # handled: a value JSON cannot carry (a lone surrogate in a text): the record itself
             yield record

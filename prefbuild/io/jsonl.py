@@ -10,18 +10,22 @@ written when the process died) is reported and skipped, the lines before it are 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import re
+import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ValidationError
 
 from prefbuild.errors import LocatedError, describe_validation_error
+from prefbuild.io.overwrite import check_replaceable_file
 from prefbuild.records import Pair, Trajectory
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -52,6 +56,81 @@ def _decoded(path: str | os.PathLike[str], number: int, raw: bytes) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise RecordError(path, number, "", f"not UTF-8 text ({error.reason} at column {error.start + 1})") from None
+
+
+# A JSON string (skipped whole, escapes included) or a token the limits below look for.
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_BRACKETS = re.compile(_STRING + r"|[\[\]{}]")
+
+
+def decode_json_line(text: str | bytes) -> Any:
+    """The JSON value of one line, as ``json.loads`` reads it, its limits reported as decode errors.
+
+    ``json.loads`` raises ``RecursionError`` on arrays and objects nested about a thousand
+    deep, and a bare ``ValueError`` on an integer longer than ``sys.get_int_max_str_digits()``
+    digits (4300); both become a ``json.JSONDecodeError`` at the column of the value at fault,
+    so every reader reports them as it reports a malformed line (``file:line: not valid JSON
+    (...)``). ``NaN`` and ``Infinity`` are read as ``json.loads`` reads them: the record models
+    refuse them in their float fields, naming the field.
+
+    Args:
+        text: the line (trailing newline allowed).
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        json.JSONDecodeError: the line is not JSON, or is nested too deep or holds too long an integer.
+
+    Example:
+        >>> decode_json_line('{"a": [1, 2]}')
+        {'a': [1, 2]}
+        >>> decode_json_line('{"a": ' + "[" * 5000 + "]" * 5000 + "}")
+        Traceback (most recent call last):
+        ...
+        json.decoder.JSONDecodeError: exceeded maximum nesting depth: line 1 column 5006 (char 5005)
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        document = _as_text(text)
+        raise json.JSONDecodeError("exceeded maximum nesting depth", document, _deepest(document)) from None
+    except ValueError as error:  # int(): more digits than sys.get_int_max_str_digits() (json's other errors are above)
+        document = _as_text(text)
+        position = _long_integer(document)
+        if position is None:
+            raise json.JSONDecodeError(str(error), document, 0) from None
+        limit = sys.get_int_max_str_digits()
+        raise json.JSONDecodeError(f"an integer of more than {limit} digits", document, position) from None
+
+
+def _as_text(text: str | bytes) -> str:
+    return text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+
+
+def _deepest(document: str) -> int:
+    """Where ``document`` first reaches its deepest nesting: its innermost opening bracket (0 if none)."""
+    depth = deepest = position = 0
+    for match in _BRACKETS.finditer(document):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, position = depth, match.start()
+        elif token in "]}":
+            depth -= 1
+    return position
+
+
+def _long_integer(document: str) -> int | None:
+    """Where the first number of more than ``sys.get_int_max_str_digits()`` digits starts, outside strings."""
+    limit = sys.get_int_max_str_digits()
+    for match in re.finditer(_STRING + rf"|-?\d{{{limit + 1},}}", document):
+        if not match.group().startswith('"'):
+            return match.start()
+    return None
 
 
 def iter_raw_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
@@ -143,7 +222,7 @@ def record_of_line(
     """
     text = _line_text(path, number, raw, unterminated)
     try:
-        payload = json.loads(text)
+        payload = decode_json_line(text)
     except json.JSONDecodeError as error:
         if unterminated and tolerate_truncated_tail:
             warnings.warn(
@@ -165,7 +244,7 @@ def detect_kind(path: str | os.PathLike[str]) -> RecordKind:
     """Whether a JSONL file holds trajectories or pairs, from the keys of its first record."""
     for number, text, _ in iter_lines(path):
         try:
-            payload = json.loads(text)
+            payload = decode_json_line(text)
         except json.JSONDecodeError as error:
             raise RecordError(path, number, "", f"not valid JSON ({error.msg})") from None
         if isinstance(payload, dict) and "steps" in payload:
@@ -209,7 +288,7 @@ def _repair_tail(path: Path) -> int:
         handle.seek(keep)
         tail = handle.read()
         try:
-            json.loads(tail)
+            decode_json_line(tail)
         except ValueError:  # handled: the last line is cut off: it is removed and its size returned
             handle.truncate(keep)
             return size - keep
@@ -251,15 +330,21 @@ class JsonlWriter:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     def write(self, record: BaseModel | msgspec.Struct | dict[str, object]) -> None:
-        self._handle.write(self.encode(record) + b"\n")  # one write per record, newline included
-        if self._flush:
-            self._handle.flush()
-        if self._fsync:
-            os.fsync(self._handle.fileno())
+        try:
+            self._handle.write(self.encode(record) + b"\n")  # one write per record, newline included
+            if self._flush:
+                self._handle.flush()
+            if self._fsync:
+                os.fsync(self._handle.fileno())
+        except OSError as error:
+            raise with_path(error, self.path) from error
 
     def close(self) -> None:
         if not self._handle.closed:
-            self._handle.close()
+            try:
+                self._handle.close()
+            except OSError as error:
+                raise with_path(error, self.path) from error
 
     def __enter__(self) -> JsonlWriter:
         return self
@@ -268,13 +353,32 @@ class JsonlWriter:
         self.close()
 
 
+# Errors of writing to a file, which the OS reports without the file's name.
+_WRITE_ERRNOS = frozenset({errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+
+
+def with_path(error: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``error`` naming ``path`` where it is a write error that names no file (a full disk, a file
+    too large), so the one error line says where; other errors unchanged.
+
+    Example:
+        >>> with_path(OSError(errno.ENOSPC, "No space left on device"), "pairs.jsonl").filename
+        'pairs.jsonl'
+    """
+    if error.filename is None and error.errno in _WRITE_ERRNOS:
+        return OSError(error.errno, error.strerror, str(path))
+    return error
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it over ``path`` only if the block succeeds.
 
-    A crash or an error inside the block leaves ``path`` exactly as it was.
+    A crash or an error inside the block leaves ``path`` exactly as it was. A ``path`` that holds a
+    directory or a device is refused (``OutputError``) before anything is written.
     """
     target = Path(path)
+    check_replaceable_file(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(handle)
@@ -282,6 +386,11 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield temporary_path
         os.replace(temporary_path, target)
+    except OSError as error:
+        # A write into the temporary file names the temporary file or nothing: say which output it was.
+        if error.errno in _WRITE_ERRNOS and error.filename in (None, str(temporary_path)):
+            raise OSError(error.errno, error.strerror, str(target)) from error
+        raise
     finally:
         temporary_path.unlink(missing_ok=True)
 

@@ -7,14 +7,14 @@ rather than silently deduplicated, because it usually means a mistyped ``--shard
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from prefbuild.errors import PrefbuildError
-from prefbuild.io.jsonl import iter_lines
+from prefbuild.io.jsonl import decode_json_line, iter_lines
 from prefbuild.io.rundir import (
     RECIPE,
     TRAJECTORIES,
@@ -24,6 +24,7 @@ from prefbuild.io.rundir import (
     trajectory_files,
     write_manifest,
 )
+from prefbuild.io.runlock import LOCK_FILE, reading, writing
 from prefbuild.records import Manifest, UsageTotals
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,9 @@ def merge_run_dirs(sources: Sequence[Path], out: Path, *, allow_incomplete: bool
 
     Counts come from the trajectory files (a shard's manifest may be stale after a killed run).
     A shard holding fewer episodes than its plan is refused, naming it, unless
-    ``allow_incomplete`` (its missing episodes can be generated later by resuming it).
+    ``allow_incomplete`` (its missing episodes can be generated later by resuming it). A shard
+    that a process is still writing is refused (``RunDirBusy``), and so is an ``out`` that
+    another merge is writing.
     """
     if not sources:
         raise PrefbuildError("merge needs at least one run directory")
@@ -67,7 +70,18 @@ def merge_run_dirs(sources: Sequence[Path], out: Path, *, allow_incomplete: bool
         pairs = zip(sources, manifests, strict=True)
         detail = ", ".join(f"{source}={manifest.recipe_hash}" for source, manifest in pairs)
         raise PrefbuildError(f"cannot merge runs of different recipes: {detail}")
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and any(path.name != LOCK_FILE for path in out.iterdir()):
+        raise PrefbuildError(f"{out} exists and is not empty; merge writes a new run directory")
+    with contextlib.ExitStack() as locks:  # no shard is being written while it is read, nor the merged run twice
+        for source in sources:
+            locks.enter_context(reading(source))
+        locks.enter_context(writing(out))
+        return _merge(sources, manifests, out, allow_incomplete=allow_incomplete)
+
+
+def _merge(sources: Sequence[Path], manifests: list[Manifest], out: Path, *, allow_incomplete: bool) -> Manifest:
+    """``merge_run_dirs`` once the shards are checked and locked: count, refuse overlaps, copy, write the manifest."""
+    if any(path.name != LOCK_FILE for path in out.iterdir()):  # written between the check and the lock
         raise PrefbuildError(f"{out} exists and is not empty; merge writes a new run directory")
     seen: dict[str, str] = {}
     counts = {"episodes": 0, "successes": 0, "errors": 0, "steps": 0}
@@ -77,7 +91,7 @@ def merge_run_dirs(sources: Sequence[Path], out: Path, *, allow_incomplete: bool
         for path in trajectory_files(source):
             for number, text, _ in iter_lines(path):
                 try:
-                    record = json.loads(text)
+                    record = decode_json_line(text)
                     episode = record["id"]
                     outcome = record["outcome"]
                 except (ValueError, KeyError, TypeError):

@@ -12,6 +12,7 @@ Layout::
       pairs.jsonl          chosen/rejected pairs
       dataset/             the exported, Hub-ready dataset directory
       report.html          the self-contained report
+      .prefbuild.lock      the writer lock: one process writes a run directory at a time (io/runlock.py)
 
 ``run_record_files`` is the one place that says which of these files hold a run's records:
 stats, report, inspect and the dataset card all go through it, so no episode is counted twice.
@@ -25,13 +26,15 @@ import json
 import platform
 import shutil
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from prefbuild.errors import PrefbuildError, describe_validation_error
-from prefbuild.io.jsonl import atomic_write_text, iter_lines, read_records
+from prefbuild.io.jsonl import atomic_write_text, decode_json_line, iter_lines, read_records
+from prefbuild.io.runlock import LOCK_FILE, writing
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.records import Manifest, TeacherInfo, Trajectory
 
@@ -125,25 +128,57 @@ def remove_stale_temporaries(run_dir: Path) -> list[Path]:
     return removed
 
 
-def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, shard: str | None = None) -> Path:
-    """Create or reopen a run directory for ``loaded``; refuse one written by a different recipe.
+def _existing_manifest(loaded: LoadedRecipe, run_dir: Path) -> Manifest | None:
+    """``run_dir``'s manifest, or None when there is none or it is another recipe's that never wrote an
+    episode (a teacher that could not start): such a directory is taken over."""
+    existing = read_manifest(run_dir)
+    if existing is not None and existing.recipe_hash != loaded.recipe.generation_hash() and not holds_episodes(run_dir):
+        return None
+    return existing
 
-    With ``new=True`` a directory that belongs to another recipe is left alone and a fresh
-    sibling (``name-2``...) is used instead.
+
+def _holds_other_files(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds anything besides the writer lock file (``prefbuild.io.runlock``)."""
+    return any(path.name != LOCK_FILE for path in run_dir.iterdir())
+
+
+def choose_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False) -> Path:
+    """The directory a run of ``loaded`` writes: ``run_dir``, or with ``new`` a fresh sibling (``name-2``...)
+    when ``run_dir`` holds another recipe's episodes. Reads only; ``prepare_run_dir`` writes.
+
+    Raises:
+        PrefbuildError: ``run_dir`` holds another recipe's episodes (without ``new``), or is a
+            non-empty directory that is not a run directory.
+
+    Example:
+        >>> from prefbuild.recipe import load_recipe
+        >>> choose_run_dir(load_recipe("simulate"), Path("/nonexistent/sim"))
+        PosixPath('/nonexistent/sim')
     """
     recipe = loaded.recipe
-    existing = read_manifest(run_dir)
-    if existing is not None and existing.recipe_hash != recipe.generation_hash() and not holds_episodes(run_dir):
-        existing = None  # its generation never wrote an episode (a teacher that could not start): taken over
+    existing = _existing_manifest(loaded, run_dir)
     if existing is not None and existing.recipe_hash != recipe.generation_hash():
         if not new:
             raise PrefbuildError(
                 f"{run_dir} holds episodes of a different recipe (generation hash {existing.recipe_hash}, this recipe "
                 f"{recipe.generation_hash()}); use --out DIR for another directory or --new for a fresh one"
             )
-        run_dir = next_free_dir(run_dir)
-    elif existing is None and run_dir.exists() and any(run_dir.iterdir()) and not (run_dir / TRAJECTORIES).exists():
+        return next_free_dir(run_dir)
+    if existing is None and run_dir.exists() and _holds_other_files(run_dir) and not (run_dir / TRAJECTORIES).exists():
         raise PrefbuildError(f"{run_dir} exists and is not a prefbuild run directory; choose another --out")
+    return run_dir
+
+
+def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, shard: str | None = None) -> Path:
+    """Create or reopen a run directory for ``loaded``; refuse one written by a different recipe.
+
+    With ``new=True`` a directory that belongs to another recipe is left alone and a fresh
+    sibling (``name-2``...) is used instead. The caller holds the directory's writer lock
+    (``open_run_dir`` takes it): temporaries found here are a killed writer's and are removed.
+    """
+    recipe = loaded.recipe
+    run_dir = choose_run_dir(loaded, run_dir, new=new)
+    existing = _existing_manifest(loaded, run_dir)
     remove_stale_temporaries(run_dir)
     (run_dir / TRAJECTORIES).mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / RECIPE, loaded.resolved_yaml())
@@ -153,6 +188,26 @@ def prepare_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, s
                             updated_at=created, shard=shard, versions=package_versions())
         write_manifest(run_dir, manifest)
     return run_dir
+
+
+@contextmanager
+def open_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False, shard: str | None = None) -> Iterator[Path]:
+    """``prepare_run_dir`` under the chosen directory's writer lock, held until the block ends.
+
+    The directory is chosen (read only) before it is locked, so a refused ``--out`` (another
+    recipe's, not a run directory) is left as it was.
+
+    Raises:
+        RunDirBusy: another process is writing the directory (its pid in the message).
+        PrefbuildError: as ``choose_run_dir``.
+
+    Example:
+        >>> with open_run_dir(loaded, Path("runs/simulate")) as run_dir:  # doctest: +SKIP
+        ...     ...  # append episodes
+    """
+    chosen = choose_run_dir(loaded, run_dir, new=new)
+    with writing(chosen):
+        yield prepare_run_dir(loaded, chosen, shard=shard)
 
 
 def holds_episodes(run_dir: Path) -> bool:
@@ -172,7 +227,7 @@ def iter_trajectories(run_dir: Path) -> Iterator[Trajectory]:
 
 
 def _episode_id_and_failed(path: Path, number: int, text: str) -> tuple[str, bool]:
-    payload = json.loads(text)
+    payload = decode_json_line(text)
     if not isinstance(payload, dict) or not isinstance(payload.get("id"), str):
         raise PrefbuildError(f"{path}:{number}: a line without a trajectory id; run `prefbuild validate {path}`")
     outcome = payload.get("outcome")
@@ -327,7 +382,7 @@ def trajectory_teachers(paths: Iterable[Path]) -> list[TeacherInfo]:
     for path in paths:
         for _, text, _ in iter_lines(path):
             try:
-                teacher = json.loads(text).get("teacher")
+                teacher = decode_json_line(text).get("teacher")
                 info = TeacherInfo.model_validate(teacher)
             except (ValueError, AttributeError):
                 # handled: a line without a usable teacher is skipped here; the record readers report it

@@ -1,7 +1,9 @@
 """Streaming input and output for labelling: one trajectory in memory at a time.
 
 Inputs are prefbuild trajectory files or external logs (AgentBench ``runs.jsonl``, chat
-``messages`` JSONL); the format is detected from the first record unless given. Output
+``messages`` or ShareGPT ``conversations`` JSONL), one record per line or, as dataset dumps
+ship them, one JSON array of records (read whole); the format is detected from the first
+record unless given. Output
 goes to a temporary file next to the target and is renamed into place only when every
 record was written, so an interrupted run never leaves a half-written file behind.
 """
@@ -9,6 +11,7 @@ record was written, so an interrupted run never leaves a half-written file behin
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +29,7 @@ from prefbuild.io.importers import (
     messages_trajectory,
     source_name,
 )
-from prefbuild.io.jsonl import JsonlWriter, RecordError, atomic_path, iter_lines, read_records
+from prefbuild.io.jsonl import JsonlWriter, RecordError, atomic_path, decode_json_line, iter_lines, read_records
 from prefbuild.records import Trajectory
 
 FORMATS = ("auto", "prefbuild", "agentbench", "messages")
@@ -72,42 +75,125 @@ def read_trajectories(
     if not path.is_file():
         raise LabelInputError(f"{path}: no such file")
     chosen = None if fmt == "auto" else fmt
+    array = _is_json_array(path)
     if chosen is None:
-        chosen = _detect(path)
-    if chosen == "prefbuild":
+        chosen = _detect(path, array)
+    if chosen == "prefbuild" and not array:
         try:
             yield from (read_fast_records if fast else read_records)(path, Trajectory)
         except RecordError as error:
             raise LabelInputError(str(error)) from error
         return
     source = source_name(path)
-    for number, line, _ in iter_lines(path):
+    for number, ordinal, record in _decoded_records(path, array):
         where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise LabelInputError(f"{where}: invalid JSON ({error.msg} at column {error.colno})") from error
-        yield _external(record, chosen, where, source, model, number)
+        if chosen == "prefbuild":
+            yield _validated(record, where)
+        else:
+            yield _external(record, chosen, where, source, model, ordinal)
 
 
-def _detect(path: Path) -> str:
-    for number, line, _ in iter_lines(path):
+def _detect(path: Path, array: bool) -> str:
+    for number, _, record in _decoded_records(path, array):
         try:
-            return detect_format(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise LabelInputError(f"{path}:{number}: invalid JSON ({error.msg} at column {error.colno})") from error
+            return detect_format(record)
         except ValueError as error:
             raise LabelInputError(f"{path}:{number}: {error}") from error
     return "prefbuild"  # an empty file holds no records of any kind
 
 
-def _external(record: Any, fmt: str, where: str, source: str, model: str, number: int) -> Trajectory:
+def _is_json_array(path: Path) -> bool:
+    """Does the file hold one JSON array (a dataset dump) rather than one record per line?"""
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return head.startswith(b"[")
+
+
+def _decoded_records(path: Path, array: bool) -> Iterator[tuple[int, int, Any]]:
+    """``(line, ordinal, decoded JSON value)`` of every record: per line of a JSONL file (the
+    ordinal is the line number), or per element of an array (its index)."""
+    if array:
+        yield from _array_elements(path)
+        return
+    try:
+        for number, line, _ in iter_lines(path):
+            try:
+                yield number, number, decode_json_line(line)
+            except json.JSONDecodeError as error:
+                raise LabelInputError(f"{path}:{number}: invalid JSON ({error.msg} at column {error.colno})") from error
+    except RecordError as error:
+        raise LabelInputError(str(error)) from error
+
+
+_BLANK = re.compile(r"[ \t\n\r]*")
+
+
+def _array_elements(path: Path) -> Iterator[tuple[int, int, Any]]:
+    """The elements of a file holding one JSON array, each with the line it starts on and its index (read whole)."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise LabelInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    decoder = json.JSONDecoder()
+    position = _BLANK.match(text, text.index("[") + 1).end()
+    line, counted, index = 1, 0, 0
+    after_comma = False  # a value must follow: a trailing comma is not JSON
+    while position < len(text) and (after_comma or text[position] != "]"):
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            where = f"{path}:{error.lineno}"
+            raise LabelInputError(f"{where}: invalid JSON ({error.msg} at column {error.colno})") from None
+        except (RecursionError, ValueError):  # too deep, or an integer past Python's digit limit
+            raise _element_error(path, text, position) from None
+        line += text.count("\n", counted, position)
+        counted = position
+        yield line, index, value
+        index += 1
+        position = _BLANK.match(text, end).end()
+        if position >= len(text):
+            break  # reported below: the array is not closed
+        after_comma = text[position] == ","
+        if after_comma:
+            position = _BLANK.match(text, position + 1).end()
+        elif text[position] != "]":
+            number = text.count("\n", 0, position) + 1
+            raise LabelInputError(f"{path}:{number}: invalid JSON (expected ',' or ']' after an array element)")
+    if position >= len(text):
+        raise LabelInputError(f"{path}:{text.count(chr(10)) + 1}: invalid JSON (the array is not closed with ']')")
+    if _BLANK.match(text, position + 1).end() != len(text):
+        number = text.count("\n", 0, position) + 1
+        raise LabelInputError(f"{path}:{number}: invalid JSON (text after the array's closing ']')")
+
+
+def _element_error(path: Path, text: str, position: int) -> LabelInputError:
+    """The located error of the array element at ``position`` that ``json`` cannot read (nested too
+    deep, an integer too long): ``decode_json_line`` says what and where within the element."""
+    try:
+        decode_json_line(text[position:])
+    except json.JSONDecodeError as error:
+        line = text.count("\n", 0, position) + error.lineno
+        column = error.colno + (position - text.rfind("\n", 0, position) - 1 if error.lineno == 1 else 0)
+        return LabelInputError(f"{path}:{line}: invalid JSON ({error.msg} at column {column})")
+    return LabelInputError(f"{path}:{text.count(chr(10), 0, position) + 1}: invalid JSON")
+
+
+def _validated(record: Any, where: str) -> Trajectory:
+    """A prefbuild trajectory given as a decoded JSON value (an element of a JSON array file)."""
+    try:
+        return Trajectory.model_validate(record)
+    except ValidationError as error:
+        field, message = describe_validation_error(error)
+        raise LabelInputError(f"{where} {field}: {message}") from error
+
+
+def _external(record: Any, fmt: str, where: str, source: str, model: str, ordinal: int) -> Trajectory:
     if not isinstance(record, dict):
         raise LabelInputError(f"{where}: expected a JSON object, got {type(record).__name__}")
     try:
         if fmt == "agentbench":
             return agentbench_trajectory(record, source=source, model=model, where=where)
-        return messages_trajectory(record, default_id=f"{source}#{number}", model=model, where=where)
+        return messages_trajectory(record, default_id=f"{source}#{ordinal}", model=model, where=where)
     except ExternalLogError as error:
         raise LabelInputError(str(error)) from error
     except ValidationError as error:

@@ -62,7 +62,7 @@ _REASONING = re.compile(
     re.IGNORECASE,
 )
 _COMPUTES = re.compile(r"[+=]|\b(?:adding|add up|sum|summing|total|minus|plus|difference|because)\b", re.IGNORECASE)
-_CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which means)\b", re.IGNORECASE)
+_CONCLUDES = re.compile(r"[+=<>]|\b(?:so|therefore|thus|hence|than|because|which means|based on)\b", re.IGNORECASE)
 # Guesses that go round without deciding ("it could be ..., or maybe ..., or maybe ..., it could be anywhere").
 _HEDGE = re.compile(
     r"\b(?:maybe|could|might|perhaps|possibly|anywhere|somewhere|not sure|hard to say)\b", re.IGNORECASE

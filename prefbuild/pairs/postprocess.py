@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import heapq
-import math
 import os
 import pickle
 import re
@@ -123,12 +122,11 @@ def _spooled(pair: Pair) -> tuple[bytes, bool]:
     """``pair`` as spool bytes, and whether they are its JSON (else a pickle).
 
     JSON is several times cheaper to write than a pickle, and reads back as an equal ``Pair``
-    whenever every value survives a JSON round trip: text, ints, enums and finite float
-    scores do; ``tools`` (free-form values), a non-finite score (written as null) and text
-    that is not valid Unicode (refused) go the pickle way instead.
+    whenever every value survives a JSON round trip: text, ints, enums and float scores (finite:
+    records refuse NaN and infinities) do; ``tools`` (free-form values) and text that is not
+    valid Unicode (refused) go the pickle way instead.
     """
-    scores = pair.scores
-    if pair.tools is None and (scores is None or all(math.isfinite(value) for value in scores.values())):
+    if pair.tools is None:
         try:
             return pair.__pydantic_serializer__.to_json(pair), True
         except PydanticSerializationError:  # handled: e.g. a lone surrogate in a text; pickled below

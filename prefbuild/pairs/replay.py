@@ -21,7 +21,7 @@ from typing import Any
 
 from prefbuild.envs import Env, EnvTask, Protocol, make_env
 from prefbuild.recipe import expand_placeholders
-from prefbuild.records import TaskInfo, Trajectory, as_record
+from prefbuild.records import EXTERNAL_SPLIT, TaskInfo, Trajectory, as_record
 
 
 class ReplayError(RuntimeError):
@@ -60,7 +60,10 @@ def _resolve(env_name: str, dialect: str | None, options_json: str, info_json: s
     env = make_env(env_name, dialect=dialect, options=json.loads(options_json))
     limit = int(info.meta.get("index", SCAN_LIMIT - 1)) + 1 if "index" in info.meta else SCAN_LIMIT
     seed = info.seed if info.seed is not None else 0
-    task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
+    try:
+        task = next((t for t in env.tasks(info.split, limit, seed) if t.info.id == info.id), None)
+    except ValueError as error:  # an unknown split or task file: the env cannot list the recorded task
+        raise ReplayError(f"env {env_name!r} cannot regenerate task {info.id!r}: {error}") from error
     if task is None:
         raise ReplayError(f"env {env_name!r} has no task {info.id!r} in split {info.split!r} (seed {seed})")
     if task.info.id != info.id:
@@ -74,6 +77,8 @@ def task_for(trajectory: Trajectory) -> EnvTask:
     """The env task a trajectory was played on, regenerated from its ``TaskInfo``."""
     resolver = TASK_RESOLVERS.get(trajectory.env.name)
     info = as_record(trajectory.task, TaskInfo)  # the record, also where the trajectory is a struct
+    if info.split == EXTERNAL_SPLIT:
+        raise ReplayError(f"task {info.id!r} comes from an imported log; prefbuild cannot regenerate it")
     if resolver is not None:
         # What ``_resolve`` returns for it, without its key: a resolver rebuilds the task from the
         # TaskInfo alone (env options and dialect play no part) and caches the expensive part itself.

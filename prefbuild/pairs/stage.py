@@ -15,6 +15,7 @@ from typing import Any
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.fast_records import read_fast_records
 from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text, read_records
+from prefbuild.io.overwrite import refuse_inputs_as_output
 from prefbuild.pairs import build_pairs, get_strategy, needs_teacher
 from prefbuild.pairs.pipeline import PairCounts
 from prefbuild.recipe import LoadedRecipe, PairsConfig
@@ -71,6 +72,9 @@ def pair_files(
     Example:
         >>> # pair_files([Path("labelled.jsonl")], Path("pairs.jsonl"))
     """
+    refuse_inputs_as_output(output, trajectory_files)
+    if stats_path is not None:
+        refuse_inputs_as_output(stats_path, trajectory_files, option="--stats")
     config = recipe.recipe.pairs if recipe is not None else PairsConfig()
     specs: list[dict[str, Any]] = [s.model_dump() for s in config.strategies]
     if strategies:

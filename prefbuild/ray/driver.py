@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -31,7 +32,7 @@ from typing import Any
 import fsspec
 
 from prefbuild.errors import PrefbuildError
-from prefbuild.io.rundir import MANIFEST, RECIPE, TRAJECTORIES, finished_episode_ids, prepare_run_dir
+from prefbuild.io.rundir import MANIFEST, RECIPE, TRAJECTORIES, finished_episode_ids, open_run_dir, prepare_run_dir
 from prefbuild.ray import require_ray
 from prefbuild.ray.progress import ClusterProgress, ProgressBoard, add_stats
 from prefbuild.ray.storage import ShardStore, is_local
@@ -82,11 +83,36 @@ def connected(address: str | None) -> Iterator[Any]:
         yield ray
         return
     target = None if address in (None, "", "local") else address
-    ray.init(address=target, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    if target is not None and target != "auto":
+        _check_reachable(target)
+    try:
+        ray.init(address=target, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    except ConnectionError as error:  # "auto" with no cluster running on this machine
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PrefbuildError(f"--ray {address}: {first} (start one with `ray start --head`, or leave the "
+                             "address out to start a local cluster)") from None
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Refuse at once a ``host:port`` (or ``ray://host:port``) where nothing accepts a connection:
+    Ray itself retries such an address for minutes before it gives up.
+
+    Raises:
+        PrefbuildError: the port is closed or the host does not answer within ``timeout_s``.
+    """
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # not host:port; Ray reports what it makes of it
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as error:
+        reason = error.strerror.lower() if error.strerror else str(error) or type(error).__name__
+        raise PrefbuildError(f"--ray {address}: no Ray cluster answers there ({reason}); start one with "
+                             "`ray start --head` on that machine, or check the address") from None
 
 
 def _shard_size(ray: Any, options: RayOptions, planned: int) -> int:
@@ -142,9 +168,8 @@ def merge_shards(store: ShardStore, run_dir: Path, positions: dict[str, int]) ->
     return added
 
 
-def _local_run_dir(loaded: LoadedRecipe, out: str, new: bool, storage_options: dict[str, Any]) -> Path:
-    if is_local(out):
-        return prepare_run_dir(loaded, Path(out), new=new)
+def _staged_run_dir(loaded: LoadedRecipe, out: str, storage_options: dict[str, Any]) -> Path:
+    """A fresh local copy of the run directory at the URL ``out`` (what it holds already, for a resume)."""
     staging = Path(tempfile.mkdtemp(prefix="prefbuild-ray-run-"))
     filesystem, root = fsspec.core.url_to_fs(out, **storage_options)
     for name in RUN_FILES:  # resume: fetch what the URL already holds
@@ -226,13 +251,22 @@ def generate_on_ray(
         >>> loaded = load_recipe("simulate")  # doctest: +SKIP
         >>> result = generate_on_ray(loaded, out="runs/sim", options=RayOptions("auto"))  # doctest: +SKIP
     """
-    from prefbuild.ray.replicas import cluster_teacher
-
     options = options or RayOptions()
     if limit is not None and limit < 1:
         raise PrefbuildError("--limit must be >= 1")
     out_text = str(out) if out is not None else str(loaded.recipe.run_dir())
-    run_dir = _local_run_dir(loaded, out_text, new, options.storage_options)
+    if not is_local(out_text):
+        return _generate(loaded, out_text, _staged_run_dir(loaded, out_text, options.storage_options), options, limit,
+                         quiet)
+    with open_run_dir(loaded, Path(out_text), new=new) as run_dir:  # one process writes a local run directory
+        return _generate(loaded, out_text, run_dir, options, limit, quiet)
+
+
+def _generate(loaded: LoadedRecipe, out_text: str, run_dir: Path, options: RayOptions, limit: int | None,
+              quiet: bool) -> GenerateResult:
+    """``generate_on_ray`` into the local ``run_dir`` (``out_text`` itself, or the staged copy of that URL)."""
+    from prefbuild.ray.replicas import cluster_teacher
+
     store_root = f"{run_dir}/{SHARD_STORE}" if is_local(out_text) else f"{out_text.rstrip('/')}/{SHARD_STORE}"
     store = ShardStore(store_root, options.storage_options, options.flush_every)
     started = time.monotonic()

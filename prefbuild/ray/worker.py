@@ -8,6 +8,7 @@ a lost worker redoes only the episodes that were in flight.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -83,13 +84,14 @@ async def _run(job: ShardJob, report: Reporter, report_every_s: float) -> ShardO
             async with teacher:
                 runner = EpisodeRunner(recipe, teacher)
                 with store.writer(job.index) as writer:
-                    in_order = _chain(first, episodes)
-                    async for trajectory in rollout(in_order, runner, concurrency=recipe.teacher.concurrency):
-                        writer.write(trajectory)
-                        stats.add(trajectory)
-                        if time.monotonic() - last >= report_every_s:
-                            last = time.monotonic()
-                            report(ShardReport.of(job.index, stats))
+                    played = rollout(_chain(first, episodes), runner, concurrency=recipe.teacher.concurrency)
+                    async with contextlib.aclosing(played) as trajectories:  # an error stops the episodes in flight
+                        async for trajectory in trajectories:
+                            writer.write(trajectory)
+                            stats.add(trajectory)
+                            if time.monotonic() - last >= report_every_s:
+                                last = time.monotonic()
+                                report(ShardReport.of(job.index, stats))
     else:
         for _ in episodes:
             pass

@@ -8,6 +8,7 @@ right after a killed run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -23,7 +24,7 @@ from prefbuild.io.rundir import (
     TRAJECTORIES,
     finished_episode_ids,
     iter_trajectories,
-    prepare_run_dir,
+    open_run_dir,
     read_manifest,
     set_aside_failed_episodes,
     write_manifest,
@@ -77,6 +78,24 @@ def build_teacher(recipe: Recipe, run_dir: Path) -> Teacher:
     return make_teacher(teacher_settings(recipe, run_dir))
 
 
+async def _play(recipe: Recipe, teacher: Teacher, episodes: Iterator[Episode], path: Path, stats: RolloutStats,
+                quiet: bool) -> None:
+    """Play ``episodes``, appending each trajectory to ``path`` (flushed) and counting it as it finishes.
+
+    An error here (the disk refusing a write) or Ctrl-C closes the rollout at once, which cancels
+    the episodes in flight: none goes on playing against a closing teacher.
+    """
+    runner = EpisodeRunner(recipe, teacher)
+    display = ProgressDisplay(stats, stats.total, quiet=quiet)
+    played = rollout(episodes, runner, concurrency=recipe.teacher.concurrency)
+    with fewer_collections(), JsonlWriter(path) as writer, display:
+        async with contextlib.aclosing(played) as trajectories:
+            async for trajectory in trajectories:
+                writer.write(trajectory)  # flushed before it is counted
+                stats.add(trajectory)
+                display.update()
+
+
 async def _generate_async(
     recipe: Recipe, run_dir: Path, shard: Shard | None, limit: int | None, quiet: bool, teacher: Teacher | None,
     keep_failed: bool = False,
@@ -100,28 +119,54 @@ async def _generate_async(
     started = time.monotonic()
     episodes = todo()
     first = next(episodes, None)
+    failing = refused_write = False
     try:
         if first is not None:
             teacher = teacher or build_teacher(recipe, run_dir)
             async with teacher:
-                runner = EpisodeRunner(recipe, teacher)
-                display = ProgressDisplay(stats, stats.total, quiet=quiet)
-                with fewer_collections(), JsonlWriter(path) as writer, display:
-                    async for trajectory in rollout(
-                        itertools.chain([first], episodes), runner, concurrency=recipe.teacher.concurrency
-                    ):
-                        writer.write(trajectory)  # flushed before it is counted
-                        stats.add(trajectory)
-                        display.update()
+                await _play(recipe, teacher, itertools.chain([first], episodes), path, stats, quiet)
         else:
             for _ in episodes:  # count the rest as skipped
                 pass
+    except OSError:
+        failing = refused_write = True  # a full disk, a file too large: the file may end in a cut-off line
+        raise
+    except BaseException:
+        failing = True  # Ctrl-C (cancelled), a teacher that cannot start, a bug
+        raise
     finally:
         if owned and teacher is not None:
             await teacher.close()
-        order_file(path, positions)
-        update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
+        _close_run(run_dir, path, positions, time.monotonic() - started, stats, len(skipped_items),
+                   failing=failing, order=not refused_write)
     return GenerateResult(run_dir, stats, len(positions), retried)
+
+
+def _close_run(run_dir: Path, path: Path, positions: dict[str, int], seconds: float, stats: RolloutStats,
+               invalid_items: int, *, failing: bool, order: bool) -> None:
+    """Put the trajectory file in plan order and update the manifest, as every invocation ends.
+
+    Args:
+        run_dir: the run directory.
+        path: this invocation's trajectory file.
+        positions: episode id -> plan position, for ``order_file``.
+        seconds: this invocation's time.
+        stats: this invocation's counters (token usage).
+        invalid_items: data items the envs skipped.
+        failing: the invocation is ending with an error (or Ctrl-C): a failure here (the same full
+            disk) is logged, so the error the user sees is the one that stopped the run.
+        order: whether to rewrite the file in plan order; not after the disk refused a write, when the
+            copy would not fit either: the run that finishes the file orders it.
+    """
+    try:
+        if order:
+            order_file(path, positions)
+        update_manifest(run_dir, seconds, stats, invalid_items)
+    except OSError as error:
+        if not failing:
+            raise
+        log.warning("%s: the run directory was not closed tidily (%s); the next run of the same command resumes it",
+                    run_dir, error)
 
 
 def _file_counts(run_dir: Path) -> dict[str, int]:
@@ -167,17 +212,20 @@ def generate(
 
     Episodes already on disk are skipped, except those that ended with ``stop_reason=error``:
     they are set aside under ``trajectories/failed/`` and played again, unless ``keep_failed``.
+    The run directory's writer lock is held throughout: a second process on the same directory is
+    refused at once (``RunDirBusy``). Ctrl-C stops the episodes in flight and raises
+    ``KeyboardInterrupt`` once the file is in order; what was written is kept and a re-run resumes.
     """
     recipe = loaded.recipe
     parsed_shard = Shard.parse(shard) if shard else None
     if limit is not None and limit < 1:
         raise PrefbuildError("--limit must be >= 1")
-    run_dir = prepare_run_dir(loaded, Path(out) if out else recipe.run_dir(), new=new,
-                              shard=str(parsed_shard) if parsed_shard else None)
-    try:
-        return asyncio.run(_generate_async(recipe, run_dir, parsed_shard, limit, quiet, teacher, keep_failed))
-    except KeyError as error:  # unknown env / protocol names from the registry
-        raise PrefbuildError(str(error.args[0]) if error.args else str(error)) from None
+    target = Path(out) if out else recipe.run_dir()
+    with open_run_dir(loaded, target, new=new, shard=str(parsed_shard) if parsed_shard else None) as run_dir:
+        try:
+            return asyncio.run(_generate_async(recipe, run_dir, parsed_shard, limit, quiet, teacher, keep_failed))
+        except KeyError as error:  # unknown env / protocol names from the registry
+            raise PrefbuildError(str(error.args[0]) if error.args else str(error)) from None
 
 
 def exit_code(result: GenerateResult) -> int:

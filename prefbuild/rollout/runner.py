@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from prefbuild.records import Trajectory
@@ -32,6 +32,12 @@ async def rollout(
 ) -> AsyncIterator[Trajectory]:
     """Run ``episodes`` with at most ``concurrency`` in flight; yield each trajectory when it finishes.
 
+    An episode takes a slot when it starts and gives it back when its trajectory is handed to the
+    caller, so at most ``concurrency`` trajectories are held at once (played or waiting to be
+    written) and no more episode tasks exist than are in flight. The results queue has no bound
+    (the slots bound it), so ending the rollout never waits on a queue nobody reads: a caller that
+    stops (an error, Ctrl-C, ``aclose``) cancels the episodes in flight and returns at once.
+
     Args:
         episodes: planned episodes (consumed lazily, one per free slot).
         runner: plays one episode.
@@ -40,47 +46,68 @@ async def rollout(
     Returns:
         An async iterator of trajectories in completion order.
     """
-    queue: asyncio.Queue[Trajectory | BaseException | None] = asyncio.Queue(maxsize=max(concurrency, 1))
-    source = iter(episodes)
-    lock = asyncio.Lock()
-
-    async def worker() -> None:
-        while True:
-            async with lock:  # planning is lazy: one episode is built at a time
-                episode = next(source, None)
-            if episode is None:
-                return
-            await queue.put(await runner.run(episode))
-
-    async def supervise() -> None:
-        try:
-            await asyncio.gather(*(worker() for _ in range(max(concurrency, 1))))
-        except BaseException as error:  # a bug in the runner reaches the caller, not a silent hang
-            await queue.put(error)
-            raise
-        finally:
-            await queue.put(None)
-
-    supervisor = asyncio.ensure_future(supervise())
+    slots = asyncio.Semaphore(max(concurrency, 1))
+    results: asyncio.Queue[Trajectory | Exception | None] = asyncio.Queue()
+    playing: set[asyncio.Task[None]] = set()
+    feeder = asyncio.ensure_future(_feed(iter(episodes), runner, slots, results, playing))
     try:
         while True:
-            item = await queue.get()
+            item = await results.get()
             if item is None:
                 break
-            if isinstance(item, BaseException):
+            if isinstance(item, Exception):
                 raise item
+            slots.release()
             yield item
     finally:
-        if not supervisor.done():
-            supervisor.cancel()
-        await asyncio.gather(supervisor, return_exceptions=True)
+        feeder.cancel()
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(feeder, *playing, return_exceptions=True)
+
+
+async def _feed(
+    source: Iterator[Episode],
+    runner: EpisodeRunner,
+    slots: asyncio.Semaphore,
+    results: asyncio.Queue[Trajectory | Exception | None],
+    playing: set[asyncio.Task[None]],
+) -> None:
+    """Start one episode task per free slot until the plan runs out, then put the end marker (``None``).
+
+    A planning error, or one an episode task raises, goes into ``results`` for the caller to raise.
+    """
+    try:
+        while True:
+            await slots.acquire()
+            episode = next(source, None)  # planning is lazy: the next episode is built when a slot frees
+            if episode is None:
+                break
+            task = asyncio.ensure_future(_play(episode, runner, results))
+            playing.add(task)
+            task.add_done_callback(playing.discard)
+        await asyncio.gather(*playing)
+    except Exception as error:  # handled: boundary: a planning bug reaches the caller, not a silent hang
+        results.put_nowait(error)
+        return
+    results.put_nowait(None)
+
+
+async def _play(episode: Episode, runner: EpisodeRunner, results: asyncio.Queue[Trajectory | Exception | None]) -> None:
+    """Play one episode into ``results``: its trajectory, or the error the runner raised (a bug in it)."""
+    try:
+        results.put_nowait(await runner.run(episode))
+    except Exception as error:  # handled: boundary: a bug in the runner reaches the caller, not a silent hang
+        results.put_nowait(error)
 
 
 def order_file(path: str | os.PathLike[str], positions: Mapping[str, int]) -> bool:
     """Rewrite the trajectory file ``path`` with its lines in plan order; atomic, offsets in memory.
 
     Lines whose episode is not in ``positions`` (from another plan) keep their relative order
-    after the planned ones. A file already in order is left untouched.
+    after the planned ones. A last line without its newline (cut off by a failed or killed write)
+    stays last, where the next ``JsonlWriter`` repairs it, instead of being glued to another line.
+    A file already in order is left untouched.
 
     Args:
         path: a trajectory JSONL file.
@@ -100,6 +127,8 @@ def order_file(path: str | os.PathLike[str], positions: Mapping[str, int]) -> bo
             match = _ID.search(line, 0, 400)
             episode = match.group(1).decode() if match else None
             position = positions.get(episode, unplanned) if episode is not None else unplanned
+            if not line.endswith(b"\n"):
+                position = unplanned + 1  # only the last line can lack its newline
             index.append((position, arrival, offset, len(line)))
             offset += len(line)
     ordered = sorted(index)

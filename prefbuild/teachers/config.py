@@ -109,6 +109,12 @@ class LaunchConfig(_Section):
     )
 
 
+# The most requests (and episodes) a run keeps in flight. Generous for a GPU server (vLLM batches a few
+# hundred sequences at once); each episode in flight holds its env and history in memory, so a value
+# in the millions would only exhaust the machine before the first reply.
+MAX_CONCURRENCY = 4096
+
+
 class TeacherConfig(_Section):
     backend: str = "transformers"
     model: str = Field(default="embedded", description="'embedded' is the bundled SmolLM2-135M-Instruct.")
@@ -116,7 +122,10 @@ class TeacherConfig(_Section):
     api_key_env: str | None = Field(default="OPENAI_API_KEY", description="None: send no API key.")
     launch: LaunchConfig = Field(default_factory=LaunchConfig)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
-    concurrency: int = Field(default=8, ge=1, description="Requests in flight per endpoint.")
+    concurrency: int = Field(
+        default=8, ge=1, le=MAX_CONCURRENCY,
+        description=f"Requests in flight per endpoint, and episodes in flight (at most {MAX_CONCURRENCY}).",
+    )
     timeout_s: float = Field(default=300.0, gt=0.0, description="Total deadline of one HTTP attempt.")
     retries: RetryConfig = Field(default_factory=RetryConfig)
     cooldown_s: float = Field(default=5.0, ge=0.0, description="Rest of an endpoint after 3 failures in a row.")

@@ -119,6 +119,9 @@ RECIPES: dict[str, str | bytes] = {
     "unset-variable": _swap("model: scripted-expert", "model: ${PREFBUILD_CORPUS_UNSET_VARIABLE}"),
     "publish-unknown-field": BASE + "publish: {repo: x/y}\n",
     "output-unknown-field": _swap("formats: [trl]", "formats: [trl]\n  folder: out"),
+    "nested-too-deep": _swap("seed: 1", "seed: 1\ndescription: " + "[" * 999 + "]" * 999),
+    "nested-past-libyaml": _swap("seed: 1", "seed: 1\ndescription: " + "[" * 2000 + "]" * 2000),
+    "seed-too-long": _swap("seed: 1", "seed: " + "9" * 5000),
 }
 
 TRAJECTORY = json.loads((CORPUS / "_trajectory.json.txt").read_text())
@@ -136,6 +139,12 @@ def _edit(record: dict[str, Any], path: str, value: Any, delete: bool = False) -
     else:
         node[parts[-1]] = value
     return json.dumps(edited) + "\n"
+
+
+def _number(record: dict[str, Any], path: str, digits: str) -> str:
+    """``record`` with the number at ``path`` written as ``digits`` (a number ``json.dumps`` cannot write)."""
+    marker = "__number__"
+    return _edit(record, path, marker).replace(f'"{marker}"', digits)
 
 
 GOOD_T = json.dumps(TRAJECTORY) + "\n"
@@ -165,6 +174,14 @@ TRAJECTORIES: dict[str, str | bytes] = {
     "message-bad-role": _edit(TRAJECTORY, "messages.0.role", "narrator"),
     "usage-negative-string": _edit(TRAJECTORY, "usage", "lots"),
     "pair-in-trajectory-file": GOOD_P,
+    "nested-too-deep": GOOD_T + "[" * 1100 + "]" * 1100 + "\n",
+    "integer-too-long": GOOD_T + _number(TRAJECTORY, "sample_index", "9" * 5000),
+    "reward-infinity": GOOD_T + _edit(TRAJECTORY, "outcome.reward", float("inf")),
+    "reward-minus-infinity": GOOD_T + _edit(TRAJECTORY, "outcome.reward", float("-inf")),
+    "reward-nan": GOOD_T + _edit(TRAJECTORY, "outcome.reward", float("nan")),
+    "reward-overflow": GOOD_T + _number(TRAJECTORY, "outcome.reward", "1e400"),
+    "reward-nan-string": GOOD_T + _edit(TRAJECTORY, "outcome.reward", "NaN"),
+    "latency-infinity": GOOD_T + _edit(TRAJECTORY, "steps.0.latency_s", float("inf")),
 }
 
 PAIRS: dict[str, str | bytes] = {
@@ -180,6 +197,10 @@ PAIRS: dict[str, str | bytes] = {
     "unknown-field": _edit(PAIR, "colour", "blue"),
     "prompt-not-list": _edit(PAIR, "prompt", "hi"),
     "trajectory-in-pairs-file": GOOD_T,
+    "nested-too-deep": GOOD_P + "[" * 1100 + "]" * 1100 + "\n",
+    "integer-too-long": GOOD_P + _number(PAIR, "source.step", "9" * 5000),
+    "scores-nan": GOOD_P + _edit(PAIR, "scores", {"confidence": float("nan")}),
+    "scores-infinity": GOOD_P + _edit(PAIR, "scores", {"confidence": float("inf")}),
 }
 
 CLI = """\
@@ -214,6 +235,16 @@ envs play nowhere
 envs play household --index -1
 validate {tmp}/no-such-file.jsonl
 merge {tmp} -o {tmp}/merged
+check-recipe simulate --set env.num_tasks=""" + "[" * 2000 + """
+check-recipe simulate --set env.options.x=""" + "[" * 999 + "]" * 999 + """
+check-recipe simulate --set seed=""" + "9" * 5000 + """
+pair {corpus}/trajectories/nested-too-deep.jsonl -o {tmp}/pairs.jsonl
+pair {corpus}/trajectories/integer-too-long.jsonl -o {tmp}/pairs.jsonl
+pair {corpus}/trajectories/reward-nan.jsonl -o {tmp}/pairs.jsonl
+stats {corpus}/trajectories/nested-too-deep.jsonl
+stats {corpus}/trajectories/integer-too-long.jsonl
+inspect {corpus}/trajectories/nested-too-deep.jsonl
+inspect {corpus}/pairs/integer-too-long.jsonl
 """
 
 

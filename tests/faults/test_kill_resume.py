@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from prefbuild.io.runlock import LOCK_FILE
+
 REPO = Path(__file__).resolve().parents[2]
 STAGES = ("generate", "label", "pair", "export", "report")
 ARGS = ["run", "simulate", "--set", "env.num_tasks=10", "--set", "env.samples_per_task=2", "--out", "run", "--quiet"]
@@ -70,7 +72,7 @@ def _killed_run(cwd: Path, stage: str, delay_s: float) -> bool:
 def _snapshot(run_dir: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for path in sorted(run_dir.rglob("*")):
-        if path.is_file() and path.name != "manifest.json":
+        if path.is_file() and path.name not in ("manifest.json", LOCK_FILE):  # the lock file holds the last pid
             data = path.read_bytes()
             if path.name == EXPORT_STAMP:
                 sources = json.loads(data)["sources"]

@@ -8,20 +8,21 @@ the household, sql, code and bfcl envs, and the fault corpus of broken files.
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from pathlib import Path
 
 import msgspec
 import pytest
+from pydantic import ValidationError
 
 from prefbuild import api
 from prefbuild.io.fast_records import encode_record, read_fast_records, struct_type, to_struct
-from prefbuild.io.jsonl import JsonlWriter, read_records
+from prefbuild.io.jsonl import JsonlWriter, RecordError, read_records
 from prefbuild.io.rundir import trajectory_files
 from prefbuild.io.sources import read_trajectories
 from prefbuild.labelers import build_labelers, label_trajectory
-from prefbuild.records import RECORD_MODELS, Trajectory
+from prefbuild.records import RECORD_MODELS, Label, Pair, Trajectory
+from tests.foundation.factories import make_pair
 
 TESTS = Path(__file__).resolve().parents[1]
 FAULTS = sorted((TESTS / "faults" / "corpus" / "trajectories").glob("*.jsonl"))
@@ -112,12 +113,48 @@ def test_lax_values_only_pydantic_accepts_are_read_as_pydantic_reads_them(tmp_pa
 def test_a_value_without_a_struct_form_keeps_the_pydantic_record(tmp_path: Path) -> None:
     line = (TESTS / "labelers" / "fixtures" / "trajectories.jsonl").read_text().splitlines()[0]
     record = json.loads(line)
-    record["steps"][0]["reward"] = "NaN"  # a float only pydantic reads (msgspec refuses it, and NaN dumps as null)
-    path = tmp_path / "nan.jsonl"
+    record["steps"][0]["raw_output"] = "\ud800"  # a lone surrogate: read, but no JSON (nor struct) can carry it
+    path = tmp_path / "surrogate.jsonl"
     path.write_text(json.dumps(record) + "\n")
     (fast,) = read_fast_records(path, Trajectory)
     (slow,) = read_records(path, Trajectory)
-    assert math.isnan(fast.steps[0].reward) and JsonlWriter.encode(fast) == JsonlWriter.encode(slow)
+    assert not isinstance(fast, msgspec.Struct) and fast == slow
+
+
+NON_FINITE = ["NaN", "Infinity", "-Infinity", "1e400", "-1e400", '"NaN"', '"nan"', '"inf"', '"-Infinity"']
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+@pytest.mark.parametrize(
+    "field", ["outcome.reward", "steps.0.reward", "steps.0.latency_s", "steps.0.facts.progress", "outcome.progress"]
+)
+def test_non_finite_floats_are_refused_alike_at_their_field(tmp_path: Path, field: str, number: str) -> None:
+    record = json.loads((TESTS / "labelers" / "fixtures" / "trajectories.jsonl").read_text().splitlines()[0])
+    node = record
+    *parents, name = [int(part) if part.isdigit() else part for part in field.split(".")]
+    for part in parents:
+        node = node[part]
+    node[name] = "__number__"
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(record).replace('"__number__"', number) + "\n")
+    fast, slow = outcome_of(read_fast_records, path), outcome_of(read_records, path)
+    assert fast == slow == ("RecordError", f"{path}:1 {field}: Input should be a finite number")
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_non_finite_pair_scores_and_label_confidences_are_refused_alike(tmp_path: Path, number: str) -> None:
+    pair = json.loads(make_pair(scores={"margin": 1.0}).model_dump_json())
+    pair["scores"]["margin"] = "__number__"
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps(pair).replace('"__number__"', number) + "\n")
+    for reader in (read_fast_records, read_records):
+        with pytest.raises(RecordError, match=r"pairs.jsonl:1 scores\.margin: Input should be a finite number"):
+            list(reader(path, Pair))
+    label = b'{"mode":"loop","step":0,"confidence":%s,"evidence":"x","labeler":"loop@5"}' % number.encode()
+    with pytest.raises(ValidationError, match="finite number"):
+        Label.model_validate_json(label)
+    with pytest.raises(msgspec.DecodeError):  # msgspec's validation errors are decode errors
+        msgspec.json.decode(label, type=struct_type(Label))
 
 
 def test_structs_keep_validators_constraints_and_order() -> None:

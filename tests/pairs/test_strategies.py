@@ -179,11 +179,13 @@ def test_trajectory_first_divergence_is_a_single_turn_pair_with_the_shared_histo
     assert pair.reason == FailureMode.loop
 
 
-def test_concise_thought_removes_filler_and_trims():
+def test_concise_thought_removes_filler_and_keeps_whole_sentences():
     filler = filler_pattern()
     text = "Certainly! I can help with that. The mug is probably in the cabinet. Then I will go there. Have a nice day!"
     assert concise_thought(text, max_words=20, filler=filler) == "The mug is probably in the cabinet."
-    assert concise_thought(text, max_words=4, filler=filler) == "The mug is probably."
+    # a sentence is never cut mid-way: the first whole one that fits, else none
+    assert concise_thought(text, max_words=5, filler=filler) == "Then I will go there."
+    assert concise_thought(text, max_words=4, filler=filler) is None
     assert concise_thought("Sure! Happy to help.", max_words=5, filler=filler) is None
     japanese = "かしこまりました。お役に立てれば幸いです。 Next I should go to desk 1."
     assert concise_thought(japanese, max_words=20, filler=filler) == "Next I should go to desk 1."
@@ -230,3 +232,30 @@ def test_style_pairs_keep_the_identical_valid_action():
     assert protocol.parse(pair.chosen[0].content).action == protocol.parse(pair.rejected[0].content).action
     assert pair.reason == FailureMode.verbose_filler
     assert strategy.stats.skipped == {"action_labelled_bad": 1, "action_not_good": 1}
+
+
+def test_style_never_cuts_a_sentence_and_skips_a_chosen_turn_that_breaks_the_protocol():
+    from prefbuild.envs import cached_protocol as protocol_for
+
+    long_thought = (
+        "Based on what I have seen so far in this room, the mug is most likely inside the first cabinet next to "
+        "the sink, so I will go and check there."
+    )
+    eto = protocol_for("household", "eto")
+    steps = [
+        S(eto.render("go to cabinet 1", "Great! " + long_thought), "go to cabinet 1", thought="Great! " + long_thought,
+          labels=[("verbose_filler", 0.9)]),
+        S(eto.render("go to sinkbasin 1", "Great! Thanks! I hope this helps."), "go to sinkbasin 1",
+          thought="Great! Thanks! I hope this helps.", labels=[("verbose_filler", 0.9)]),
+    ]
+    strategy = build_strategy("style", {})
+    # ETO asks for a thought: neither step has a whole informative sentence of 20 words or fewer
+    assert list(strategy.pairs([trajectory(steps, protocol="eto")])) == []
+    assert strategy.stats.skipped == {"chosen_format_violation": 2}
+    # AgentBench takes a bare ACTION: the chosen turn is the action alone, no cut sentence
+    agentbench = [
+        S(act("go to cabinet 1", "Great! " + long_thought), "go to cabinet 1", thought="Great! " + long_thought,
+          labels=[("verbose_filler", 0.9)])
+    ]
+    (pair,) = build_strategy("style", {}).pairs([trajectory(agentbench)])
+    assert pair.chosen[0].content == "ACTION: go to cabinet 1"

@@ -90,6 +90,7 @@ class BfclEnv(Env):
 
     name: ClassVar[str] = "bfcl"
     task_types: ClassVar[tuple[str, ...]] = CATEGORIES
+    default_split: ClassVar[str] = SPLIT
     protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": BfclHermesProtocol, "python": BfclPythonProtocol}
 
     def __init__(self, hints: HintMode = "off", max_steps_per_turn: int = MAX_STEPS_PER_TURN) -> None:

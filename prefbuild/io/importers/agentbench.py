@@ -33,6 +33,7 @@ from prefbuild.io.importers.convert import (
 from prefbuild.io.importers.parsing import parse_turn, step_fields
 from prefbuild.labelers.household_text import parse_goal
 from prefbuild.records import (
+    EXTERNAL_SPLIT,
     EnvInfo,
     Message,
     Outcome,
@@ -71,8 +72,19 @@ def is_agentbench_record(record: Any) -> bool:
 
 
 def source_name(path: Path) -> str:
-    """``outputs/<time>/<agent>/<task>/runs.jsonl`` -> ``<agent>/<task>``."""
+    """The prefix of the ids of a log's trajectories: ``outputs/<time>/<agent>/<task>/runs.jsonl``
+    -> ``<agent>/<task>``; any other file name -> ``<folder>/<file stem>``, so two logs side by side
+    in one folder give distinct ids.
+
+    Example:
+        >>> source_name(Path("outputs/2024-01-01/gpt-4o/dbbench-std/runs.jsonl"))
+        'gpt-4o/dbbench-std'
+        >>> source_name(Path("logs/dbbench_gpt-4o.jsonl"))
+        'logs/dbbench_gpt-4o'
+    """
     parts = path.resolve().parts
+    if path.name != "runs.jsonl":
+        return "/".join((*parts[-2:-1], path.stem))
     return "/".join(parts[-3:-1]) if len(parts) >= 3 else path.stem
 
 
@@ -96,12 +108,36 @@ def agentbench_trajectory(record: dict[str, Any], *, source: str, model: str, wh
     trajectory_id = f"{source}#{index}"
     result = output.get("result")
     status = str(output.get("status") or "completed")
+    history = _without_harness_turn(history, status)
     opening = history[0].content.lstrip()
     if opening.startswith("Interact with a household"):
         return _household(history, result, status, trajectory_id, model, where)
-    if "MySQL" in opening[:400] or "SQL" in opening[:400]:
-        return _dbbench(history, result, status, trajectory_id, model, where)
+    if is_dbbench_opening(opening):
+        return dbbench_trajectory(history, result, status, trajectory_id, model, where)
     raise ExternalLogError(f"{where}: output.history[0] is neither the household nor the DBBench instruction")
+
+
+def is_dbbench_opening(text: str) -> bool:
+    """Is ``text`` (a log's first turn) the DBBench instruction?"""
+    head = text.lstrip()[:400]
+    return "MySQL" in head or "SQL" in head
+
+
+# What AgentBench harnesses write in the agent's place when the model could not answer.
+_HARNESS_TEXTS = {"agent context limit"}
+
+
+def _without_harness_turn(history: list[Message], status: str) -> list[Message]:
+    """The history without a last agent turn the harness wrote in the model's place: the
+    status text (``agent context limit``), or nothing when the context was exceeded. The model
+    never wrote it, so it is not a turn to label."""
+    last = history[-1] if len(history) > 1 else None
+    if last is None or last.role is not Role.assistant:
+        return history
+    text = last.content.strip().lower()
+    if text in _HARNESS_TEXTS or (not text and status == "agent context limit"):
+        return history[:-1]
+    return history
 
 
 def _teacher(model: str) -> TeacherInfo:
@@ -136,7 +172,7 @@ def _household(
         id=trajectory_id,
         type=KIND_TO_TYPE.get(goal.kind, "unknown") if goal else "unknown",
         goal=goal_text,
-        split="external",
+        split=EXTERNAL_SPLIT,
         meta={"source": "agentbench", "status": status, "outcome_known": success is not None},
     )
     return Trajectory(
@@ -226,9 +262,10 @@ def _household_steps_from_history(history: list[Message], start: int) -> list[St
     )
 
 
-def _dbbench(
+def dbbench_trajectory(
     history: list[Message], result: Any, status: str, trajectory_id: str, model: str, where: str
 ) -> Trajectory:
+    """A DBBench chat history (the instruction first) as a sql Trajectory; ``result`` as AgentBench writes it."""
     start = next((i for i, m in enumerate(history) if i >= 1 and m.role is Role.user), None)
     if start is None:
         raise ExternalLogError(f"{where}: output.history has no question turn")
@@ -240,7 +277,7 @@ def _dbbench(
         id=trajectory_id,
         type=str(task_type[0] if isinstance(task_type, list) and task_type else task_type or "unknown"),
         goal=question.split("\n", 1)[0],
-        split="external",
+        split=EXTERNAL_SPLIT,
         meta={
             "source": "agentbench",
             "status": status,

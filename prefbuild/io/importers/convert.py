@@ -16,7 +16,8 @@ class ExternalLogError(PrefbuildError, ValueError):
 
 
 def role_of(raw: Any, where: str) -> Role:
-    """Chat roles of external logs: AgentBench writes ``agent`` for the model."""
+    """Chat roles of external logs: AgentBench writes ``agent`` for the model, ShareGPT ``gpt`` and
+    ``human``, and LLaMA-Factory ``observation`` for a tool's reply."""
     name = str(raw).lower()
     if name in ("agent", "assistant", "model", "gpt"):
         return Role.assistant
@@ -24,20 +25,32 @@ def role_of(raw: Any, where: str) -> Role:
         return Role.user
     if name in ("system", "tool"):
         return Role(name)
+    if name == "observation":
+        return Role.tool
     raise ExternalLogError(f"{where}: unknown chat role {raw!r}")
 
 
 def messages_of(history: Any, where: str) -> list[Message]:
+    """Chat turns as Messages: OpenAI ``{"role", "content"}`` or ShareGPT ``{"from", "value"}`` objects.
+
+    Example:
+        >>> [m.role.value for m in messages_of([{"from": "human", "value": "hi"}, {"from": "gpt", "value": "ok"}], "x")]
+        ['user', 'assistant']
+    """
     if not isinstance(history, list):
         raise ExternalLogError(f"{where}: expected a list of chat turns, got {type(history).__name__}")
     found: list[Message] = []
     for position, turn in enumerate(history):
-        if not isinstance(turn, dict) or "role" not in turn:
-            raise ExternalLogError(f"{where}[{position}]: expected an object with 'role' and 'content'")
-        content = turn.get("content")
-        found.append(
-            Message(role=role_of(turn["role"], f"{where}[{position}]"), content="" if content is None else str(content))
-        )
+        if isinstance(turn, dict) and "role" in turn:
+            role, content = turn["role"], turn.get("content")
+        elif isinstance(turn, dict) and "from" in turn:
+            role, content = turn["from"], turn.get("value")
+        else:
+            raise ExternalLogError(
+                f"{where}[{position}]: expected an object with 'role' and 'content' (or ShareGPT 'from' and 'value')"
+            )
+        text = "" if content is None else str(content)
+        found.append(Message(role=role_of(role, f"{where}[{position}]"), content=text))
     return found
 
 

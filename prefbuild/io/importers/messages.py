@@ -1,11 +1,13 @@
-"""Plain chat logs of household runs (one ``{"messages": [...]}`` per line) as Trajectory records.
+"""Plain chat logs of household and DBBench runs (one ``{"messages": [...]}`` per line, or
+ShareGPT ``{"conversations": [{"from", "value"}, ...]}``) as Trajectory records.
 
 Many people keep their agent runs as OpenAI-style message lists (SFT and DPO datasets,
 chat-completion logs). The steps are rebuilt from the turns: the last user turn that
 states the task ("Your task is to: ...") starts the episode, every assistant turn after
 it is one step, and the user turn that follows is the env's feedback. Turns in the ETO
 style (``Thought:`` / ``Action:``, ``Observation: ...``) and the AgentBench style
-(``THOUGHT:`` / ``ACTION:``) are both read.
+(``THOUGHT:`` / ``ACTION:``) are both read. A log that opens with the DBBench instruction is
+read as the AgentBench importer reads a DBBench ``runs.jsonl`` history.
 
 Optional top-level fields: ``id``, ``success`` / ``won`` (bool) or ``reward`` (number),
 ``model``. Without an outcome the trajectory is marked ``task.meta['outcome_known'] = False``.
@@ -17,19 +19,38 @@ import logging
 import re
 from typing import Any
 
-from prefbuild.io.importers.agentbench import KIND_TO_TYPE
+from prefbuild.io.importers.agentbench import KIND_TO_TYPE, dbbench_trajectory, is_dbbench_opening
 from prefbuild.io.importers.convert import ExternalLogError, bare_observation, finish, household_step, messages_of
 from prefbuild.io.importers.parsing import parse_turn, step_fields
 from prefbuild.labelers.household_text import parse_goal
 from prefbuild.labelers.text import is_completion_claim
-from prefbuild.records import EnvInfo, Message, Outcome, Role, Step, StopReason, TaskInfo, TeacherInfo, Trajectory
+from prefbuild.records import (
+    EXTERNAL_SPLIT,
+    EnvInfo,
+    Message,
+    Outcome,
+    Role,
+    Step,
+    StopReason,
+    TaskInfo,
+    TeacherInfo,
+    Trajectory,
+)
 
 _OBSERVATION_PREFIX = "Observation:"
 logger = logging.getLogger(__name__)
 
 
+# Where chat logs keep their turns: OpenAI-style ``messages``, ShareGPT-style ``conversations``.
+CHAT_KEYS = ("messages", "conversations")
+
+
 def is_messages_record(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("messages"), list) and "steps" not in record
+    return (
+        isinstance(record, dict)
+        and "steps" not in record
+        and any(isinstance(record.get(key), list) for key in CHAT_KEYS)
+    )
 
 
 _REACT_LINE = re.compile(
@@ -84,13 +105,38 @@ def _feedback(text: str) -> str:
     return text
 
 
-def _outcome(record: dict[str, Any], last: Step | None) -> tuple[Outcome, bool]:
+def _recorded_success(record: dict[str, Any]) -> bool | None:
+    """``success`` / ``won`` (bool) or ``reward`` >= 1 of a chat-log record; None when it records none."""
     success: bool | None = None
     for key in ("success", "won"):
         if isinstance(record.get(key), bool):
             success = record[key]
     if success is None and isinstance(record.get("reward"), int | float) and not isinstance(record["reward"], bool):
         success = record["reward"] >= 1
+    return success
+
+
+def _dbbench(record: dict[str, Any], turns: list[Message], *, default_id: str, model: str, where: str) -> Trajectory:
+    """A DBBench conversation kept as a chat log (the instruction first)."""
+    trajectory = dbbench_trajectory(
+        turns, {}, "completed", str(record.get("id") or default_id), str(record.get("model") or model), where
+    )
+    meta = {**trajectory.task.meta, "source": "messages"}
+    success = _recorded_success(record)
+    if success is None:
+        return trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"meta": meta})})
+    meta["outcome_known"] = True
+    outcome = (
+        Outcome(success=True, reward=1.0, stop_reason=StopReason.success) if success else trajectory.outcome
+    )
+    steps = finish(list(trajectory.steps), outcome)
+    return trajectory.model_copy(
+        update={"task": trajectory.task.model_copy(update={"meta": meta}), "outcome": outcome, "steps": steps}
+    )
+
+
+def _outcome(record: dict[str, Any], last: Step | None) -> tuple[Outcome, bool]:
+    success = _recorded_success(record)
     if success:
         return Outcome(success=True, reward=1.0, stop_reason=StopReason.success), True
     claimed = last is not None and is_completion_claim(last.action)
@@ -99,8 +145,12 @@ def _outcome(record: dict[str, Any], last: Step | None) -> tuple[Outcome, bool]:
 
 
 def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, where: str) -> Trajectory:
-    """One ``{"messages": [...]}`` line as a household Trajectory; ``ExternalLogError`` on bad input."""
-    turns = messages_of(record.get("messages"), f"{where}: messages")
+    """One ``{"messages": [...]}`` (or ShareGPT ``{"conversations": [...]}``) record as a household
+    or DBBench Trajectory; ``ExternalLogError`` on bad input."""
+    key = next((key for key in CHAT_KEYS if key in record), None)
+    if key is None:
+        raise ExternalLogError(f"{where}: no 'messages' (or ShareGPT 'conversations') list of chat turns")
+    turns = messages_of(record[key], f"{where}: {key}")
     start = next(
         (
             i
@@ -110,7 +160,12 @@ def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, 
         None,
     )
     if start is None:
-        raise ExternalLogError(f"{where}: messages has no user turn with 'Your task is to:' (not a household run)")
+        if turns and is_dbbench_opening(turns[0].content):
+            return _dbbench(record, turns, default_id=default_id, model=model, where=where)
+        raise ExternalLogError(
+            f"{where}: {key} has no user turn with 'Your task is to:' and does not open with the DBBench "
+            "instruction (neither a household nor a DBBench run)"
+        )
     protocol = detect_protocol(turns[start:])
     steps: list[Step] = []
     observation = turns[start].content
@@ -146,7 +201,7 @@ def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, 
             id=trajectory_id,
             type=KIND_TO_TYPE.get(goal.kind, "unknown") if goal else "unknown",
             goal=goal_text,
-            split="external",
+            split=EXTERNAL_SPLIT,
             meta={"source": "messages", "outcome_known": known},
         ),
         env=EnvInfo(name="household", dialect="classic", protocol=protocol),

@@ -84,7 +84,10 @@ def normalize_sql(sql: str) -> str:
 
 
 def _is_mutation_task(trajectory: Trajectory) -> bool:
-    return is_mutation(trajectory.task.type) or trajectory.task.meta.get("kind") == "mutation"
+    if is_mutation(trajectory.task.type) or trajectory.task.meta.get("kind") == "mutation":
+        return True
+    # A chat log records no task type: an item whose table the agent changed is a mutation item.
+    return trajectory.task.type == "unknown" and any(mutated(step) for step in trajectory.steps)
 
 
 class SqlErrorLabeler(Labeler):
@@ -130,7 +133,7 @@ class SqlWrongAnswerLabeler(Labeler):
 
     name: ClassVar[str] = "sql_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
     envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {
         "unobserved_confidence": 0.7,

@@ -8,8 +8,10 @@ teaches brevity and nothing else.
 
 ``rewrite``:
 
-- ``trim`` (default): drop filler sentences ("Certainly!", "I hope this helps."), keep the
-  first remaining sentence of the thought, cut it to ``max_thought_words`` words.
+- ``trim`` (default): drop filler sentences ("Certainly!", "I hope this helps.") and keep one
+  whole remaining sentence of at most ``max_thought_words`` words (20), preferably the one
+  naming the action; with none, the turn is the bare action where the protocol allows it
+  (a chosen turn that breaks the protocol, ETO without a thought, is skipped and counted).
 - ``teacher``: the teacher rewrites the thought as one short sentence ending in the action
   (validated; regenerated up to ``max_attempts`` times; dropped and counted otherwise).
 """
@@ -92,23 +94,26 @@ def filler_pattern(extra: Iterable[str] = ()) -> Filler:
 
 
 def concise_thought(thought: str | None, *, max_words: int, filler: Filler, action: str | None = None) -> str | None:
-    """One informative sentence of ``thought``, at most ``max_words`` words; None if nothing is left.
+    """One whole informative sentence of ``thought``, at most ``max_words`` words; None if none is left.
 
-    Filler sentences are dropped. Of the rest, the first one that names a word of ``action``
-    (the sentence that motivates the action) is kept, else the first one.
+    Filler sentences are dropped. Of the rest that fit in ``max_words``, the first one that names a
+    word of ``action`` (the sentence that motivates the action) is kept, else the first one. A
+    sentence is never cut: a truncated sentence would teach the model to stop mid-sentence.
+
+    Example:
+        >>> concise_thought("Great! I see a mug 1 here. I will take the mug 1 now.", max_words=20,
+        ...                 filler=filler_pattern(), action="take mug 1 from countertop 1")
+        'I see a mug 1 here.'
     """
     if not thought:
         return None
     sentences = [s.strip() for s in _SENTENCES.split(" ".join(thought.split())) if s.strip()]
-    informative = list(dict.fromkeys(s for s in sentences if not filler.match(s)))
+    informative = [s for s in dict.fromkeys(sentences) if len(s.split()) <= max_words and not filler.match(s)]
     if not informative:
         return None
     action_words = {w for w in re.findall(r"\w+", (action or "").lower()) if len(w) > 2 and not w.isdigit()}
     about_action = [s for s in informative if action_words & set(re.findall(r"\w+", s.lower()))]
-    words = (about_action or informative)[0].split()
-    if len(words) > max_words:
-        return " ".join(words[:max_words]).rstrip(",;:") + "."
-    return " ".join(words)
+    return (about_action or informative)[0]
 
 
 class StyleStrategy(TeacherWriting):
@@ -180,8 +185,12 @@ class StyleStrategy(TeacherWriting):
         for step, chosen in zip(steps, turns, strict=True):
             if chosen is None:
                 continue
-            if not same_action(protocol.parse(chosen).action, step.action):
+            parsed = protocol.parse(chosen)
+            if not same_action(parsed.action, step.action):
                 self.stats.skip("chosen_action_mismatch")
+                continue
+            if not parsed.format_ok:  # ETO needs a thought: a turn without one is itself a format violation
+                self.stats.skip("chosen_format_violation")
                 continue
             if not same_action(protocol.parse_completion(step.raw_output, structured_calls(step)).action, step.action):
                 self.stats.skip("rejected_action_mismatch")
