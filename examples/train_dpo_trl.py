@@ -10,7 +10,7 @@ the script runs on a laptop CPU; pass a real model and more steps on a GPU machi
 
 Examples::
 
-    python examples/train_dpo_trl.py runs/quickstart/dataset --max-steps 4 --max-length 512
+    python examples/train_dpo_trl.py runs/quickstart/dataset --max-steps 4
     python examples/train_dpo_trl.py runs/quickstart/pairs.jsonl --max-steps 4
     python examples/train_dpo_trl.py dataset/data/train-00000-of-00001.parquet \\
         --model Qwen/Qwen3-4B-Instruct-2507 --lora --max-length 2048 --max-steps 500
@@ -142,6 +142,9 @@ def train(
     trainer = DPOTrainer(
         model=policy, args=config, train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config
     )
+    if len(trainer.train_dataset) == 0:
+        raise SystemExit(f"no pair of the {len(dataset)} is left to train on after TRL's preprocessing with "
+                         f"--max-length {max_length}; raise --max-length")
     trainer.train()
     return trainer
 
