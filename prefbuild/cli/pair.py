@@ -80,9 +80,9 @@ def pair_command(
         click.echo(f"  invalid {counts['invalid']}")
     if counts["dropped"]:
         click.echo(f"  not paired {counts['dropped']}")
-    if not written and counts["trajectories"] and not counts["labelled"]:
+    if not written and counts["trajectories"] and not counts["built"] and not counts["dropped"]:
         click.echo(
-            "  hint: no step of these trajectories carries a label; label them first "
+            "  hint: no strategy found a step to pair: were these trajectories labelled? Label them first "
             "(`prefbuild label FILES -o labelled.jsonl`), then pair the labelled file."
         )
     elif not written and any(reason.endswith(("no_expert_action", "replay_failed")) for reason in counts["dropped"]):

@@ -30,7 +30,6 @@ class PairCounts:
     """Everything the pipeline did, for ``stats``, the report and the run manifest."""
 
     trajectories: int = 0
-    labelled: int = 0  # trajectories with at least one labelled step
     built: Counter[str] = field(default_factory=Counter)  # by strategy
     dropped: Counter[str] = field(default_factory=Counter)  # "strategy:why"
     invalid: Counter[str] = field(default_factory=Counter)  # "strategy:field:error"
@@ -46,7 +45,6 @@ class PairCounts:
     def as_dict(self) -> dict[str, Any]:
         return {
             "trajectories": self.trajectories,
-            "labelled": self.labelled,
             "built": dict(self.built),
             "dropped": dict(self.dropped),
             "invalid": dict(self.invalid),
@@ -101,8 +99,6 @@ def _feed_all(
     def counted() -> Iterator[Trajectory]:
         for trajectory in trajectories:
             counts.trajectories += 1
-            if any(step.labels for step in trajectory.steps):
-                counts.labelled += 1
             yield trajectory
 
     own = [is_own_class(type(strategy)) for strategy in strategies]  # they yield what make_pair built, untouched

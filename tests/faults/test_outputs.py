@@ -143,7 +143,7 @@ def test_pairing_unlabelled_trajectories_says_to_label_them(run_copy: Path) -> N
     trajectories = sorted((run_copy / "trajectories").glob("*.jsonl"))
     code, output = _invoke("pair", *map(str, trajectories), "-o", "pairs.jsonl")
     assert code == 0 and "0 pairs" in output
-    assert "label them first" in output
+    assert "were these trajectories labelled? Label them first" in output
 
 
 @pytest.mark.parametrize(
