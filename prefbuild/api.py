@@ -109,7 +109,7 @@ def generate(
 
     if ray is not None:
         return _generate_on_ray(check_recipe(load(recipe, overrides), teacher_here=False), ray, out=out, shard=shard,
-                                limit=limit, new=new, quiet=quiet, teacher=teacher)
+                                limit=limit, new=new, quiet=quiet, teacher=teacher, keep_failed=keep_failed)
     return generate_run(
         check_recipe(load(recipe, overrides), teacher_here=teacher is None), out=Path(out) if out else None,
         shard=shard, limit=limit, quiet=quiet, new=new, teacher=teacher, keep_failed=keep_failed,
@@ -117,7 +117,7 @@ def generate(
 
 
 def _generate_on_ray(loaded: LoadedRecipe, ray: Any, *, out: PathLike | None, shard: str | None, limit: int | None,
-                     new: bool, quiet: bool, teacher: Any) -> GenerateResult:
+                     new: bool, quiet: bool, teacher: Any, keep_failed: bool) -> GenerateResult:
     from prefbuild.ray.driver import RayOptions, generate_on_ray
 
     if shard:
@@ -125,7 +125,7 @@ def _generate_on_ray(loaded: LoadedRecipe, ray: Any, *, out: PathLike | None, sh
     if teacher is not None:
         raise PrefbuildError("--ray builds the recipe's teacher on every worker; a ready teacher cannot be passed")
     options = ray if isinstance(ray, RayOptions) else RayOptions(address=str(ray))
-    return generate_on_ray(loaded, out=out, options=options, limit=limit, quiet=quiet, new=new)
+    return generate_on_ray(loaded, out=out, options=options, limit=limit, quiet=quiet, new=new, keep_failed=keep_failed)
 
 
 def _existing_record_files(paths: Sequence[PathLike]) -> list[Path]:

@@ -62,21 +62,23 @@ def handled_errors() -> Iterator[None]:
         report(f"input is not UTF-8 text ({error.reason} at byte {error.start})")
     except yaml.YAMLError as error:
         report(f"not valid YAML: {str(error).splitlines()[0]}")
-    except Terminated:
-        click.secho("terminated", fg="yellow", err=True)
-        sys.exit(128 + signal.SIGTERM)
     except KeyboardInterrupt:
+        if _terminated.is_set():
+            click.secho("terminated", fg="yellow", err=True)
+            sys.exit(128 + signal.SIGTERM)
         click.secho("interrupted", fg="yellow", err=True)
         sys.exit(130)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, a job scheduler's time limit), raised where Ctrl-C would be: the same
-    clean-up runs (temporary files removed, episodes in flight cancelled, what was written kept)."""
+_terminated = threading.Event()
 
 
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+def _interrupt_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (``kill``, a job scheduler's time limit) takes Ctrl-C's path: SIGINT's handler runs
+    (asyncio's cancels its main task, so episodes in flight stop cleanly; elsewhere Python raises
+    ``KeyboardInterrupt``), temporary files are removed, what was written is kept."""
+    _terminated.set()
+    signal.raise_signal(signal.SIGINT)
 
 
 @contextmanager
@@ -85,7 +87,8 @@ def terminate_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    _terminated.clear()
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
         yield
     finally:

@@ -163,7 +163,8 @@ RECIPE_HELP = "A recipe file, or the name of a bundled recipe (see `prefbuild re
 
 def _ray_options(function: Any) -> Any:
     function = click.option("--ray-shards", type=click.IntRange(min=1), default=None,
-                            help="With --ray: shards to split the tasks into (default: 4 per cluster CPU).")(function)
+                            help="With --ray: shards to split the tasks into (default: 4 per cluster CPU, "
+                                 "at most 256 episodes each).")(function)
     return click.option("--ray", "ray", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
                         help="Run on a Ray cluster: ADDRESS (auto, host:6379, ray://host:10001) or, alone, a local "
                              "one. --out may then be an fsspec URL (generate).")(function)

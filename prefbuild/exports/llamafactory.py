@@ -17,6 +17,7 @@ from prefbuild.exports.tooling import export_messages, tools_column
 from prefbuild.records import Message, Pair, Role
 
 DATASET_INFO = "dataset_info.json"
+TOOL_CALL_WORDS = ("<tool_call>", "</tool_call>")  # LLaMA-Factory's default template ``tool_call_words``
 SHAREGPT_ROLES: dict[Role, str] = {
     Role.user: "human",
     Role.assistant: "gpt",
@@ -27,14 +28,22 @@ SHAREGPT_ROLES: dict[Role, str] = {
 
 def sharegpt_message(message: Message, where: str) -> dict[str, str]:
     """One message as a sharegpt turn; structured calls become a ``function_call`` turn (one call
-    as an object, parallel calls as a list, which LLaMA-Factory's function formatter reads)."""
+    as an object, parallel calls as a list, which LLaMA-Factory's function formatter reads).
+
+    Text the model wrote beside its calls is kept: LLaMA-Factory's ``FunctionFormatter`` reads the
+    calls between its ``<tool_call>`` words and puts the text around them before the formatted
+    calls, so ``"I look it up.\n<tool_call>{...}</tool_call>"`` trains on that text too (a pair whose
+    only difference is that text would otherwise lose it).
+    """
     if message.tool_calls:
         calls = [
             {"name": call.function.name, "arguments": call_arguments(call.function.arguments)}
             for call in message.tool_calls
         ]
-        value = calls[0] if len(calls) == 1 else calls
-        return {"from": "function_call", "value": json.dumps(value, ensure_ascii=False)}
+        value = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
+        if message.content.strip():
+            value = f"{message.content.rstrip()}\n{TOOL_CALL_WORDS[0]}{value}{TOOL_CALL_WORDS[1]}"
+        return {"from": "function_call", "value": value}
     return {"from": SHAREGPT_ROLES[message.role], "value": message.content}
 
 

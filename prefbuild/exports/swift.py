@@ -26,7 +26,10 @@ def swift_messages(message: Message) -> list[dict[str, str]]:
     if message.role is Role.tool:
         return [{"role": "tool_response", "content": message.content}]
     if message.tool_calls:
-        turns = [{"role": "assistant", "content": message.content}] if message.content else []
+        # ms-swift joins an assistant turn and the tool_call turn after it with nothing between: the
+        # newline Qwen/Hermes templates put before <tool_call> (render_tool_turn, the rejected side) goes here.
+        text = message.content.rstrip()
+        turns = [{"role": "assistant", "content": f"{text}\n"}] if text else []
         for call in message.tool_calls:
             payload = {"name": call.function.name, "arguments": call_arguments(call.function.arguments)}
             turns.append({"role": "tool_call", "content": json.dumps(payload)})

@@ -26,6 +26,7 @@ from prefbuild.io.rundir import (
 )
 from prefbuild.io.runlock import LOCK_FILE, reading, writing
 from prefbuild.records import Manifest, UsageTotals
+from prefbuild.rollout.runner import order_file
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,65 @@ def _planned(source: Path, manifest: Manifest) -> int | None:
         )
         return None
     return planned_count(recipe, Shard.parse(manifest.shard))
+
+
+EPISODES = "episodes.jsonl"
+
+
+def _copy_episodes(source: Path, target: Path, position: int, *, into_one: bool) -> None:
+    """A shard's trajectory files into ``target``: appended to one ``episodes.jsonl`` (to be put in
+    plan order), or each copied as ``from-<position>-<name>`` when the plan is not known here."""
+    for path in trajectory_files(source):
+        if not into_one:
+            shutil.copyfile(path, target / f"from-{position:03d}-{path.name}")
+            continue
+        with open(path, "rb") as reader, open(target / EPISODES, "ab") as writer:
+            shutil.copyfileobj(reader, writer)
+
+
+def _plan_positions(source: Path) -> dict[str, int] | None:
+    """Episode id -> position in the whole plan of ``source``'s recipe; None when it cannot be loaded here."""
+    from prefbuild.recipe import load_recipe
+    from prefbuild.rollout.plan import plan_episodes
+
+    try:
+        recipe = load_recipe(source / RECIPE).recipe
+    except PrefbuildError:  # handled: reported by _planned's warning; the shards' files are kept as they are
+        return None
+    return {episode.id: position for position, episode in enumerate(plan_episodes(recipe))}
+
+
+def _missing_shards(sources: Sequence[Path], manifests: Sequence[Manifest]) -> list[str]:
+    """What a set of ``--shard k/n`` run directories lacks to be one whole run: shards not given,
+    and shards planned for a different number of episodes (``env.num_tasks`` changed between them)."""
+    from prefbuild.rollout.plan import Shard
+
+    shards = [(source, Shard.parse(manifest.shard)) for source, manifest in zip(sources, manifests, strict=True)
+              if manifest.shard is not None]
+    if not shards:
+        return []
+    counts = {shard.count for _, shard in shards}
+    if len(counts) > 1:
+        return [f"shards of {' and '.join(str(count) for count in sorted(counts))} ways given together"]
+    (count,) = counts
+    given = {shard.index for _, shard in shards}
+    problems = [f"shard {index}/{count} not given" for index in range(count) if index not in given]
+    plans = {source: _planned_total(source) for source, _ in shards}
+    if len({total for total in plans.values() if total is not None}) > 1:
+        sizes = ", ".join(f"{source}: {total}" for source, total in plans.items())
+        problems.append(f"shards of plans of different sizes ({sizes} episodes; env.num_tasks changed?)")
+    return problems
+
+
+def _planned_total(source: Path) -> int | None:
+    """How many episodes the whole run of ``source``'s recipe plans (all shards together), if it can be told."""
+    from prefbuild.recipe import load_recipe
+    from prefbuild.rollout.plan import planned_count
+
+    try:
+        return planned_count(load_recipe(source / RECIPE).recipe, None)
+    except PrefbuildError:  # handled: reported by _planned's warning; completeness of this shard is not checked
+        return None
 
 
 def merge_run_dirs(sources: Sequence[Path], out: Path, *, allow_incomplete: bool = False) -> Manifest:
@@ -110,6 +170,7 @@ def _merge(sources: Sequence[Path], manifests: list[Manifest], out: Path, *, all
         planned = _planned(source, manifest)
         if planned is not None and held < planned:
             incomplete.append(f"{source} (shard {manifest.shard}: {held} of {planned} episodes)")
+    incomplete += _missing_shards(sources, manifests)
     if incomplete and not allow_incomplete:
         raise PrefbuildError(
             "incomplete shards: " + "; ".join(incomplete)
@@ -117,13 +178,15 @@ def _merge(sources: Sequence[Path], manifests: list[Manifest], out: Path, *, all
         )
     target = out / TRAJECTORIES
     target.mkdir(parents=True, exist_ok=True)
+    positions = None if incomplete else _plan_positions(sources[0])
     usage = UsageTotals()
     for position, (source, manifest) in enumerate(zip(sources, manifests, strict=True)):
-        for path in trajectory_files(source):
-            shutil.copyfile(path, target / f"from-{position:03d}-{path.name}")
+        _copy_episodes(source, target, position, into_one=positions is not None)
         usage.requests += manifest.usage.requests
         usage.prompt_tokens += manifest.usage.prompt_tokens
         usage.completion_tokens += manifest.usage.completion_tokens
+    if positions is not None:
+        order_file(target / EPISODES, positions)  # the single-process run's file, byte for byte
     if (sources[0] / RECIPE).exists():
         shutil.copyfile(sources[0] / RECIPE, out / RECIPE)
     merged = Manifest(recipe_name=manifests[0].recipe_name, recipe_hash=manifests[0].recipe_hash, created_at=now(),

@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from prefbuild.errors import PrefbuildError, describe_validation_error
-from prefbuild.io.jsonl import atomic_write_text, decode_json_line, iter_lines, read_records
+from prefbuild.io.jsonl import atomic_path, atomic_write_text, decode_json_line, iter_lines, read_records
 from prefbuild.io.runlock import LOCK_FILE, writing
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.records import Manifest, TeacherInfo, Trajectory
@@ -268,26 +268,30 @@ def set_aside_failed_episodes(run_dir: Path) -> int:
     """
     moved = 0
     for path in trajectory_files(run_dir):
-        kept: list[str] = []
-        failed: list[str] = []
-        for number, text, unterminated in iter_lines(path):
-            line = text if text.endswith("\n") else text + "\n"
-            try:
-                is_failed = _episode_id_and_failed(path, number, text)[1]
-            except json.JSONDecodeError:
-                if unterminated:
-                    continue  # a cut-off line: dropped, its episode is redone
-                raise PrefbuildError(f"{path}:{number}: not valid JSON; run `prefbuild validate {path}`") from None
-            (failed if is_failed else kept).append(line)
+        failed = [line for line, is_failed in _lines_and_verdicts(path) if is_failed]
         if not failed:
-            continue
+            continue  # the common case: the file is only read, streaming
         audit = run_dir / TRAJECTORIES / FAILED / path.name
         earlier = audit.read_text(encoding="utf-8").splitlines(keepends=True) if audit.is_file() else []
         known = set(earlier)
         atomic_write_text(audit, "".join(earlier + [line for line in failed if line not in known]))
-        atomic_write_text(path, "".join(kept))
+        with atomic_path(path) as temporary, open(temporary, "w", encoding="utf-8") as handle:
+            handle.writelines(line for line, is_failed in _lines_and_verdicts(path) if not is_failed)
         moved += len(failed)
     return moved
+
+
+def _lines_and_verdicts(path: Path) -> Iterator[tuple[str, bool]]:
+    """Each whole line of a trajectory file (newline-terminated) and whether its episode ended in
+    error, streaming; a cut-off last line is left out (its episode is redone)."""
+    for number, text, unterminated in iter_lines(path):
+        try:
+            is_failed = _episode_id_and_failed(path, number, text)[1]
+        except json.JSONDecodeError:
+            if unterminated:
+                continue  # a cut-off line: dropped, its episode is redone
+            raise PrefbuildError(f"{path}:{number}: not valid JSON; run `prefbuild validate {path}`") from None
+        yield (text if text.endswith("\n") else text + "\n"), is_failed
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,18 @@ from typing import Any
 import fsspec
 
 from prefbuild.errors import PrefbuildError
-from prefbuild.io.rundir import MANIFEST, RECIPE, TRAJECTORIES, finished_episode_ids, open_run_dir, prepare_run_dir
+from prefbuild.io.rundir import (
+    MANIFEST,
+    RECIPE,
+    TRAJECTORIES,
+    finished_episode_ids,
+    open_run_dir,
+    prepare_run_dir,
+    set_aside_failed_episodes,
+)
 from prefbuild.ray import require_ray
 from prefbuild.ray.progress import ClusterProgress, ProgressBoard, add_stats
-from prefbuild.ray.storage import ShardStore, is_local
+from prefbuild.ray.storage import ShardStore, is_local, local_path
 from prefbuild.ray.worker import ShardJob, ShardOutcome, run_shard
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.rollout.generate import GenerateResult, update_manifest
@@ -115,11 +123,18 @@ def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
                              "`ray start --head` on that machine, or check the address") from None
 
 
+# Episodes of one shard by default: the shards in flight (two per CPU) hold their episodes in the
+# driver, so a bounded shard keeps the driver's memory flat in the length of the plan.
+MAX_SHARD_EPISODES = 256
+
+
 def _shard_size(ray: Any, options: RayOptions, planned: int) -> int:
     if options.shards is not None and options.shards < 1:
         raise PrefbuildError(f"--ray-shards must be >= 1, got {options.shards}")
-    shards = options.shards or 4 * int(ray.cluster_resources().get("CPU", 1))
-    return max(1, math.ceil(planned / shards))
+    if options.shards is not None:
+        return max(1, math.ceil(planned / options.shards))
+    shards = 4 * int(ray.cluster_resources().get("CPU", 1))
+    return max(1, min(math.ceil(planned / shards), MAX_SHARD_EPISODES))
 
 
 def _shards(loaded: LoadedRecipe, limit: int | None, size: int, done: set[str], positions: dict[str, int],
@@ -156,7 +171,7 @@ def merge_shards(store: ShardStore, run_dir: Path, positions: dict[str, int]) ->
             for line in store.lines(shard):
                 try:
                     episode = json.loads(line)["id"]
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, KeyError, TypeError, RecursionError):
                     # handled: a broken line (a killed worker's partial write) is not a finished episode: it is redone
                     continue
                 if episode in seen:
@@ -233,16 +248,20 @@ def generate_on_ray(
     limit: int | None = None,
     quiet: bool = True,
     new: bool = False,
+    keep_failed: bool = False,
 ) -> GenerateResult:
     """Generate (or resume) a recipe's trajectories on a Ray cluster into one run directory.
 
     Args:
         loaded: the recipe.
-        out: the run directory: a path (shared by every node) or an fsspec URL.
+        out: the run directory: a path (shared by every node) or an fsspec URL every node reaches
+            (not ``memory://``, which each process has for itself).
         options: cluster settings (``RayOptions``).
         limit: at most this many episodes (the first ones of the plan).
         quiet: no progress display.
         new: a fresh sibling directory if ``out`` belongs to another recipe.
+        keep_failed: keep episodes that ended in error as they are (default: play them again, as
+            a single-machine run does).
 
     Returns:
         A ``GenerateResult`` whose ``run_dir`` is the local run directory (for a URL: its local copy).
@@ -255,15 +274,19 @@ def generate_on_ray(
     if limit is not None and limit < 1:
         raise PrefbuildError("--limit must be >= 1")
     out_text = str(out) if out is not None else str(loaded.recipe.run_dir())
+    if out_text.startswith("memory://"):
+        raise PrefbuildError(f"--out {out_text}: each Ray worker has its own memory:// filesystem, so the driver "
+                             "would never see their episodes; use a path every node shares or an object store URL")
     if not is_local(out_text):
         return _generate(loaded, out_text, _staged_run_dir(loaded, out_text, options.storage_options), options, limit,
-                         quiet)
+                         quiet, keep_failed)
+    out_text = str(local_path(out_text))  # file:///runs/x is the directory /runs/x
     with open_run_dir(loaded, Path(out_text), new=new) as run_dir:  # one process writes a local run directory
-        return _generate(loaded, out_text, run_dir, options, limit, quiet)
+        return _generate(loaded, out_text, run_dir, options, limit, quiet, keep_failed)
 
 
 def _generate(loaded: LoadedRecipe, out_text: str, run_dir: Path, options: RayOptions, limit: int | None,
-              quiet: bool) -> GenerateResult:
+              quiet: bool, keep_failed: bool) -> GenerateResult:
     """``generate_on_ray`` into the local ``run_dir`` (``out_text`` itself, or the staged copy of that URL)."""
     from prefbuild.ray.replicas import cluster_teacher
 
@@ -272,6 +295,8 @@ def _generate(loaded: LoadedRecipe, out_text: str, run_dir: Path, options: RayOp
     started = time.monotonic()
     positions: dict[str, int] = {}
     skipped_items: list[str] = []
+    if not keep_failed:
+        set_aside_failed_episodes(run_dir)  # played again, as a single-machine resume does
     done = finished_episode_ids(run_dir)
     planned = planned_count(loaded.recipe, None, limit)
     with connected(options.address) as ray:
@@ -292,6 +317,7 @@ def _generate(loaded: LoadedRecipe, out_text: str, run_dir: Path, options: RayOp
                 shards.cancel()
                 raise
     merge_shards(store, run_dir, positions)
+    _check_every_episode_arrived(run_dir, positions, store_root)
     stats = RolloutStats(total=len(positions), started=started)
     for outcome in sorted(outcomes, key=lambda outcome: outcome.shard):
         add_stats(stats, outcome.stats)  # skipped: in the run directory, or stored by an earlier attempt
@@ -301,6 +327,21 @@ def _generate(loaded: LoadedRecipe, out_text: str, run_dir: Path, options: RayOp
         _upload(run_dir, out_text, options.storage_options)
     store.remove()
     return GenerateResult(run_dir, stats, len(positions))
+
+
+def _check_every_episode_arrived(run_dir: Path, positions: dict[str, int], store_root: str) -> None:
+    """Refuse to report success when planned episodes never reached the run directory: the workers
+    wrote them where the driver cannot read (a path that is not shared by every node).
+
+    Raises:
+        PrefbuildError: naming how many are missing and where the workers stored them.
+    """
+    missing = len(positions.keys() - finished_episode_ids(run_dir))
+    if missing:
+        raise PrefbuildError(
+            f"{missing} of {len(positions)} planned episodes never reached {run_dir}: the workers stored them "
+            f"under {store_root}, which this driver cannot read; --out must be storage every node shares"
+        )
 
 
 def _shard_task(job: ShardJob, board: Any) -> ShardOutcome:

@@ -41,6 +41,19 @@ def is_local(url: str) -> bool:
     return isinstance(filesystem, LocalFileSystem)
 
 
+def local_path(url: str) -> Path:
+    """The path a plain path or a ``file://`` URL names.
+
+    Example:
+        >>> str(local_path("file:///runs/sim")), str(local_path("runs/sim"))
+        ('/runs/sim', 'runs/sim')
+    """
+    if not url.startswith("file://"):
+        return Path(url)
+    _, root = fsspec.core.url_to_fs(url)
+    return Path(root)
+
+
 class ShardStore:
     """The shards of one run under ``root`` (a path or an fsspec URL).
 
@@ -96,7 +109,8 @@ class ShardStore:
         for line in self.lines(shard):
             try:
                 found.add(json.loads(line)["id"])
-            except (ValueError, KeyError, TypeError):  # handled: a broken line is not a finished episode: it is redone
+            except (ValueError, KeyError, TypeError, RecursionError):
+                # handled: a broken line is not a finished episode: it is redone
                 continue
         return found
 

@@ -36,6 +36,7 @@ from typing import Any
 from prefbuild.simulation import failure_action
 from prefbuild.teachers.base import Completion, EnvView, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import FAILURE_MODES, TeacherConfig
+from prefbuild.tooluse.actions import decode_action
 
 __all__ = ["ENGLISH_FILLER", "JAPANESE_FILLER", "EnvView", "ScriptedCompletion", "ScriptedTeacher"]
 
@@ -151,7 +152,23 @@ class ScriptedTeacher(Teacher):
 
 
 def _thought(rng: random.Random, action: str) -> str:
-    return rng.choice(THOUGHTS).format(action=action)
+    return rng.choice(THOUGHTS).format(action=described(action))
+
+
+def described(action: str) -> str:
+    """The action in words, for a thought: a tool action (``encode_action`` JSON) as the functions it
+    calls or ``answer``; any other action as written.
+
+    Example:
+        >>> described('{"tool_calls": [{"id": "c0", "name": "get_order", "arguments": {}}]}'), described("look")
+        ('call get_order', 'look')
+    """
+    if not action.startswith("{"):
+        return action
+    decoded = decode_action(action)
+    if decoded.calls:
+        return "call " + ", ".join(dict.fromkeys(call.function.name for call in decoded.calls))
+    return action if decoded.message == action else "answer"
 
 
 Outcome = tuple[str | None, str]

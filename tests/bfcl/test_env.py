@@ -114,13 +114,34 @@ def test_authentication_hint_names_the_login_function() -> None:
 
 
 def test_force_quit_after_bfcls_step_limit() -> None:
+    """BFCL counts a step with calls after running it and quits once the count passes the limit:
+    ``max_steps_per_turn`` steps are allowed, the next one force-quits (and the entry fails)."""
     entry = load_entries("base")[0]
     env = BfclEnv(max_steps_per_turn=3)
     env.reset(task_of(entry))
-    results = [env.step(call("pwd")) for _ in range(3)]
-    assert [result.done for result in results] == [False, False, True]
-    assert results[-1].facts.stop == "force quit: 3 steps in turn 0"
+    results = [env.step(call("pwd")) for _ in range(4)]
+    assert [result.done for result in results] == [False, False, False, True]
+    assert results[-1].facts.stop == "force quit: more than 3 steps in turn 0"
+    assert not results[-1].facts.won
     assert env.step(call("pwd")).valid is False
+
+
+def test_a_force_quit_in_the_last_turn_is_scored_as_bfcl_scores_it() -> None:
+    """The force-quit entry keeps all its turns when it happens in the last one, so BFCL's checker
+    scores it as usual: the ground truth done, then harmless extra calls, still passes."""
+    entry = load_entries("base")[0]
+    env = BfclEnv(max_steps_per_turn=3)
+    env.reset(task_of(entry))
+    last = len(entry.question) - 1
+    while env._turn < last:
+        env.step(env.expert_action() or "")
+    while (action := env.expert_action()) != encode_action(message=TURN_DONE):
+        env.step(action or "")
+    result = env.step(call("pwd"))
+    while not result.done:
+        result = env.step(call("pwd"))
+    assert result.facts.stop is not None and result.facts.stop.startswith("force quit")
+    assert result.facts.won and result.reward == 1.0
 
 
 def test_protocol_shows_task_tools_and_ends_turn_on_text() -> None:

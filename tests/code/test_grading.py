@@ -84,3 +84,26 @@ def test_grade_code(problem: CodeProblem, program: str, outcome: str, detail: st
 
 def test_code_without_program_is_no_answer() -> None:
     assert grade_code("I think it is easy.", STDIO).outcome == "no_answer"
+
+
+@pytest.mark.timeout(120)
+def test_a_costly_answer_graded_from_a_worker_thread_cannot_stall_the_run() -> None:
+    """The rollout grades in worker threads, where math-verify's SIGALRM limits are off and big-integer
+    arithmetic holds the interpreter lock: the child process and its limit keep the run going."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from prefbuild.envs.code.math_process import MathGrader
+
+    grader = MathGrader(limit_s=2.0)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        assert pool.submit(grader.grade, r"\boxed{10^{10^{10^{10}}}}", "1").result() is None
+        # the child was replaced: the next answer is graded as usual
+        assert pool.submit(grader.grade, r"\boxed{0.5}", r"\frac{1}{2}").result()[0] == "correct"
+
+
+def test_grade_math_reports_a_comparison_past_the_limit_as_incorrect(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefbuild.envs.code import math_process
+
+    monkeypatch.setattr(math_process, "GRADER", math_process.MathGrader(limit_s=1.0))
+    verdict = grade_math(r"so \boxed{10^{10^{10^{10}}}}", "1")
+    assert verdict.outcome == "incorrect" and "did not finish within 1 s" in verdict.detail

@@ -149,3 +149,38 @@ def test_sft_rows_are_successful_episodes_as_messages():
     assert roles == ["user", "assistant", "user", "assistant", "user", "assistant"]
     assert row["messages"][-1]["content"] == act("put mug 1 in/on shelf 1")
     assert row["task_id"] == "task-1" and row["id"] == "ok"
+
+
+def test_llamafactory_keeps_the_text_written_beside_a_tool_call():
+    """LLaMA-Factory's FunctionFormatter reads the calls between its tool-call words and keeps the text
+    around them; a pair whose only difference is that text stays a pair."""
+    from prefbuild.exports.llamafactory import TOOL_CALL_WORDS, sharegpt_message
+    from prefbuild.records import FunctionCall, Message, Role, ToolCall
+
+    call = ToolCall(id="c1", function=FunctionCall(name="code", arguments='{"x": 1}'))
+    plain = sharegpt_message(Message(role=Role.assistant, content="", tool_calls=[call]), "row")
+    assert json.loads(plain["value"]) == {"name": "code", "arguments": {"x": 1}}
+    chatty = sharegpt_message(Message(role=Role.assistant, content="Sure! I run it.", tool_calls=[call]), "row")
+    text, words, rest = chatty["value"].partition(TOOL_CALL_WORDS[0])
+    assert (chatty["from"], text, words) == ("function_call", "Sure! I run it.\n", TOOL_CALL_WORDS[0])
+    assert json.loads(rest.removesuffix(TOOL_CALL_WORDS[1])) == {"name": "code", "arguments": {"x": 1}}
+
+
+def test_the_trl_card_snippet_is_python_that_keeps_long_agent_prompts():
+    snippet = get_format("trl").loading_snippet("user/name", "trl")
+    code = snippet.split("```python\n", 1)[1].split("```", 1)[0]
+    compile(code, "card snippet", "exec")
+    assert 'load_dataset("user/name", "trl")' in code and "max_length=8192" in code
+
+
+def test_swift_text_before_a_call_joins_it_as_the_rejected_side_renders_it():
+    """ms-swift concatenates an assistant turn and the tool_call turn after it with nothing between;
+    the chosen side must come out as the Hermes text the rejected side is written in."""
+    from prefbuild.exports.swift import swift_messages
+    from prefbuild.records import FunctionCall, Message, Role, ToolCall
+    from prefbuild.tooluse.hermes import render_tool_turn
+
+    call = ToolCall(id="c1", function=FunctionCall(name="code", arguments='{"x": 1}'))
+    turns = swift_messages(Message(role=Role.assistant, content="I run it.", tool_calls=[call]))
+    assert [turn["role"] for turn in turns] == ["assistant", "tool_call"]
+    assert render_tool_turn([call], content="I run it.").startswith(turns[0]["content"] + "<tool_call>")

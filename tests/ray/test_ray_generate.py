@@ -131,3 +131,48 @@ def test_cli_generate_with_ray(cluster, tmp_path: Path) -> None:
     refused = CliRunner().invoke(main, ["generate", "simulate", "--ray", "auto", "--shard", "0/2", "--out", str(out)])
     assert refused.exit_code == 1
     assert refused.output.strip().splitlines()[-1] == "error: --ray splits the run into shards itself; drop --shard"
+
+
+def _mark_failed(path: Path, count: int) -> list[str]:
+    """Turn the first ``count`` episodes of a trajectory file into ones that ended in an error."""
+    lines = path.read_text().splitlines()
+    ids = []
+    for position in range(count):
+        record = json.loads(lines[position])
+        record["outcome"] = {**record["outcome"], "success": False, "stop_reason": "error", "error": "injected"}
+        record["steps"][-1]["done"] = False
+        lines[position] = json.dumps(record)
+        ids.append(record["id"])
+    path.write_text("\n".join(lines) + "\n")
+    return ids
+
+
+def test_a_ray_resume_plays_failed_episodes_again_unless_kept(cluster, tmp_path: Path) -> None:
+    """As a single-machine resume: episodes that ended in error are set aside and played again."""
+    loaded = load_recipe("simulate", ["env.num_tasks=20"])
+    generate(loaded, out=tmp_path / "single", quiet=True)
+    generate_on_ray(loaded, out=tmp_path / "ray", options=RayOptions(shards=3), quiet=True)
+    failed = _mark_failed(episode_file(tmp_path / "ray"), 3)
+    kept = generate_on_ray(loaded, out=tmp_path / "ray", options=RayOptions(shards=3), quiet=True, keep_failed=True)
+    assert kept.stats.done == 0
+    again = generate_on_ray(loaded, out=tmp_path / "ray", options=RayOptions(shards=3), quiet=True)
+    assert again.stats.done == 3
+    assert episode_file(tmp_path / "ray").read_bytes() == episode_file(tmp_path / "single").read_bytes()
+    audit = tmp_path / "ray" / "trajectories" / "failed" / "episodes.jsonl"
+    assert [json.loads(line)["id"] for line in audit.read_text().splitlines()] == failed
+
+
+def test_a_file_url_is_the_directory_it_names(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    loaded = load_recipe("simulate", ["env.num_tasks=6"])
+    result = generate_on_ray(loaded, out=f"file://{tmp_path / 'url'}", options=RayOptions(shards=2), quiet=True)
+    assert result.run_dir == tmp_path / "url"
+    assert len(episode_file(tmp_path / "url").read_bytes().splitlines()) == 6
+    assert not (tmp_path / "file:").exists()
+
+
+def test_a_per_process_memory_url_is_refused_before_playing(tmp_path: Path) -> None:
+    from prefbuild.errors import PrefbuildError
+
+    with pytest.raises(PrefbuildError, match="each Ray worker has its own memory:// filesystem"):
+        generate_on_ray(load_recipe("simulate", ["env.num_tasks=4"]), out="memory://runs/x", quiet=True)

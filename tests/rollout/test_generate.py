@@ -78,9 +78,14 @@ def test_failed_teacher_counts_errors(tmp_path: Path) -> None:
 def test_shards_then_merge(tmp_path: Path) -> None:
     for k in range(3):
         generate(loaded(), out=tmp_path / f"s{k}", shard=f"{k}/3", quiet=True, teacher=expert())
-    merged = merge_run_dirs([tmp_path / f"s{k}" for k in range(3)], tmp_path / "all")
+    merged = merge_run_dirs([tmp_path / f"s{k}" for k in (2, 0, 1)], tmp_path / "all")
     assert merged.counts["episodes"] == 6
     assert len(finished_episode_ids(tmp_path / "all")) == 6
+    # one file in plan order, whatever order the shards are given in: the single-process run's bytes
+    generate(loaded(), out=tmp_path / "single", quiet=True, teacher=expert())
+    episodes = Path("trajectories") / "episodes.jsonl"
+    assert [path.name for path in (tmp_path / "all" / "trajectories").iterdir()] == ["episodes.jsonl"]
+    assert (tmp_path / "all" / episodes).read_bytes() == (tmp_path / "single" / episodes).read_bytes()
     with pytest.raises(PrefbuildError, match="duplicate episode"):
         merge_run_dirs([tmp_path / "s0", tmp_path / "s0"], tmp_path / "dup")
     with pytest.raises(PrefbuildError, match="--shard"):
@@ -97,6 +102,17 @@ def test_merge_names_incomplete_shards_and_counts_from_the_files(tmp_path: Path)
         merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "all")
     merged = merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "partial", allow_incomplete=True)
     assert merged.counts["episodes"] == 5
+
+
+def test_merge_refuses_a_set_of_shards_that_is_not_one_whole_run(tmp_path: Path) -> None:
+    for k in range(3):
+        generate(loaded(), out=tmp_path / f"s{k}", shard=f"{k}/3", quiet=True, teacher=expert())
+    with pytest.raises(PrefbuildError, match=r"incomplete shards: shard 2/3 not given"):
+        merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "two")
+    generate(loaded("env.num_tasks=3"), out=tmp_path / "s1-small", shard="1/3", quiet=True, teacher=expert())
+    with pytest.raises(PrefbuildError, match=r"shards of plans of different sizes"):
+        merge_run_dirs([tmp_path / "s0", tmp_path / "s1-small", tmp_path / "s2"], tmp_path / "mixed")
+    assert merge_run_dirs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "partial", allow_incomplete=True)
 
 
 def test_a_run_dir_without_episodes_is_taken_over_by_another_recipe(tmp_path: Path) -> None:

@@ -157,3 +157,19 @@ def test_llm_user_sees_the_task_history_from_its_side() -> None:
     assert [message["role"] for message in sent] == ["system", "assistant", "user"]  # roles flipped for the user
     assert sent[1]["content"] == "I need to create a task for the project review meeting."
     assert sent[2]["content"].startswith("I've created a task titled 'Project Review'")
+
+
+def test_failed_device_calls_of_the_customer_end_the_conversation_at_max_errors() -> None:
+    """tau2's orchestrator counts every failed tool result, the customer's device calls included, and
+    ends with TOO_MANY_ERRORS (reward 0) once ``max_errors`` is reached."""
+    env = Tau2Env(domain="telecom", user="scripted", max_errors=4)
+    task = next(env.tasks("train", 1, 0))
+    env.reset(task)
+    ask = encode_action(message="Could you please run toggle_airplane_mode(bogus=1) on your phone?")
+    results = [env.step(ask) for _ in range(4)]
+    assert [result.done for result in results] == [False, False, False, True]
+    last = results[-1]
+    assert last.reward == 0.0 and not last.facts.won
+    assert last.info["tau2"]["termination"] == "too_many_errors"
+    failed = [m for m in env.trajectory if m.role == "tool" and m.error and m.requestor == "user"]
+    assert len(failed) == 4

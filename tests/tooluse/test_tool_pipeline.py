@@ -12,6 +12,7 @@ import pytest
 
 from prefbuild import api
 from prefbuild.envs.code.sandbox import namespaces_available
+from prefbuild.exports.llamafactory import TOOL_CALL_WORDS
 from prefbuild.io.jsonl import read_records
 from prefbuild.records import Pair, Role, Trajectory
 
@@ -170,11 +171,21 @@ def test_llamafactory_reads_the_exported_tool_dataset(run_dir: Path) -> None:
             example = to_lf(row)
             assert example["_prompt"], row  # LLaMA-Factory did not drop it as abnormal
             assert json.loads(example["_tools"])[0]["function"]["name"] == "code_interpreter"
-            for message in [*example["_prompt"], *example["_response"]]:
+            responses = []
+            prompt_turns = len(example["_prompt"])
+            for position, message in enumerate([*example["_prompt"], *example["_response"]]):
+                rendered = message["content"]
                 if message["role"] == "function":
-                    rendered = "".join(functions.apply(content=message["content"]))
-                    calls = json.loads(message["content"])
+                    rendered = "".join(functions.apply(content=message["content"], tool_call_words=TOOL_CALL_WORDS))
+                    text, words, rest = message["content"].partition(TOOL_CALL_WORDS[0])
+                    calls = json.loads(rest.rpartition(TOOL_CALL_WORDS[1])[0] if words else text)
+                    if words:  # the text the model wrote beside its calls comes before them
+                        assert rendered.startswith(text) and text.strip(), message
                     for call in calls if isinstance(calls, list) else [calls]:
                         assert f'<tool_call>\n{{"name": "{call["name"]}", "arguments": ' in rendered
+                if position >= prompt_turns:
+                    responses.append(rendered)
+            chosen, rejected = responses
+            assert chosen != rejected, row  # what LLaMA-Factory trains on still differs
             converted += 1
     assert converted

@@ -78,7 +78,7 @@ class BfclEnv(Env):
     Args:
         hints: ``off`` (BFCL's own tool results) or ``actionable`` (failed calls also say what
             went wrong and what would be valid; ``ToolCallFacts.hinted`` marks them).
-        max_steps_per_turn: model turns with calls allowed per user turn before BFCL's force quit.
+        max_steps_per_turn: model turns with calls allowed per user turn; one more force-quits, as in BFCL.
 
     Example:
         >>> env = BfclEnv()
@@ -229,13 +229,21 @@ class BfclEnv(Env):
         observation = joined_observation(replies)
         info: dict[str, Any] = {"won": False, "turn": self._turn}
         stop = None
-        if self._turn_steps >= self.max_steps_per_turn:
-            # BFCL force-quits a turn after MAXIMUM_STEP_LIMIT steps and fails the whole entry.
+        reward = 0.0
+        if self._turn_steps > self.max_steps_per_turn:
+            # BFCL counts a step with calls after running them and force-quits once the count passes
+            # MAXIMUM_STEP_LIMIT; the entry then lacks its later turns and fails, except when this was its
+            # last turn: BFCL's checker scores that entry as usual.
+            stop = f"force quit: more than {self.max_steps_per_turn} steps in turn {self._turn}"
+            assert self._entry is not None
+            if self._turn == len(self._entry.question) - 1:
+                ended = self._end_turn(problems)
+                info.update(ended.info)
+                reward = ended.reward
             self._done = True
-            stop = f"force quit: {self.max_steps_per_turn} steps in turn {self._turn}"
             info["stop"] = stop
         step_facts = StepFacts(
-            won=False,
+            won=self._won if self._done else False,
             problems=problems,
             stop=stop,
             progress=self.progress(),
@@ -243,7 +251,7 @@ class BfclEnv(Env):
             final=self._done,
         )
         valid = all(fact.ok for fact in facts)
-        return StepResult(observation, 0.0, self._done, info, facts=step_facts, valid=valid, messages=messages)
+        return StepResult(observation, reward, self._done, info, facts=step_facts, valid=valid, messages=messages)
 
     def _end_turn(self, problems: list[str]) -> StepResult:
         verdict = self._checker.check(self._turn, self._backend, self._turn_results)

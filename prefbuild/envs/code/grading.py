@@ -100,20 +100,36 @@ def require_math_verify() -> None:
 
 
 def grade_math(message: str, gold: str) -> Verdict:
-    """Grade a final message against the gold answer with math-verify.
+    """Grade a final message against the gold answer with math-verify, in a child process that
+    may take at most ``math_process.GRADER.limit_s`` seconds (``math_process`` says why).
 
     Args:
         message: The model's final message.
         gold: The reference answer (LaTeX or plain).
 
     Returns:
-        The verdict; ``no_answer`` when math-verify finds nothing to compare.
+        The verdict; ``no_answer`` when math-verify finds nothing to compare, ``incorrect`` when
+        the comparison took past the limit.
 
     Example:
         >>> grade_math(r"The value is \\boxed{0.5}.", r"\\frac{1}{2}").outcome
         'correct'
     """
     require_math_verify()
+    from prefbuild.envs.code.math_process import GRADER
+
+    graded = GRADER.grade(message, gold)
+    if graded is None:
+        boxed = extract_boxed(message)
+        return Verdict("incorrect", boxed, f"math-verify did not finish within {GRADER.limit_s:.0f} s "
+                                           f"comparing {boxed!r} with gold {gold!r}")
+    outcome, answer, detail = graded
+    return Verdict(outcome, answer, detail)  # type: ignore[arg-type]  # an Outcome, as grade_math_here made it
+
+
+def grade_math_here(message: str, gold: str) -> Verdict:
+    """``grade_math`` in this process, with math-verify's own timeouts where this is the main thread
+    (``math_process`` runs it in its child's main thread)."""
     from math_verify import parse, verify
 
     options = _math_verify_timeouts()

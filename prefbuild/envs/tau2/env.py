@@ -197,10 +197,9 @@ class Tau2Env(Env):
             greeting = self._payload.opening[0].content
             self._trajectory = [tau2_modules().messages.AssistantMessage(role="assistant", content=greeting)]
         if first_user_text is None:
-            message, stopped = self._user_turn([self._trajectory[-1]])
-            first_user_text = message.content or ""
-            if stopped:
-                self._finish("user_stop")
+            first_user_text, ended = self._user_turn([self._trajectory[-1]])
+            if ended is not None:
+                self._finish(ended)
         elif isinstance(self._user, ScriptedUser):
             self._user.next_message([])  # the history already holds the scripted user's opening turn
         self._progress = self._current_progress()
@@ -231,22 +230,26 @@ class Tau2Env(Env):
             read_only = False
         self._db_dirty = self._db_dirty or not read_only
 
-    def _user_turn(self, incoming: list[Any]) -> tuple[Any, bool]:
-        """Let the customer answer, running its device calls, until it writes text."""
+    def _user_turn(self, incoming: list[Any]) -> tuple[str, str | None]:
+        """Let the customer answer, running its device calls, until it writes text: ``(its text, how the
+        conversation ended or None)``. As tau2's orchestrator, a failed device call counts towards
+        ``max_errors`` and the limit ends the conversation as soon as it is reached."""
         modules = tau2_modules()
         for _ in range(MAX_USER_DEVICE_CALLS + 1):
             message = self._user.next_message(incoming)
             self._trajectory.append(message)
             if not message.is_tool_call():
                 self._environment.sync_tools()
-                return message, is_stop(message)
+                return message.content or "", "user_stop" if is_stop(message) else None
             incoming = [self._environment.get_response(call) for call in message.tool_calls]
             for call, result in zip(message.tool_calls, incoming, strict=True):
                 self._note_result(call, result)
             self._trajectory.extend(incoming)
+            if self._errors >= self.max_errors:
+                return "", "too_many_errors"
         stop = modules.messages.UserMessage(role="user", content=modules.user.OUT_OF_SCOPE)
         self._trajectory.append(stop)
-        return stop, True
+        return stop.content, "user_stop"
 
     def step(self, action: str) -> StepResult:
         if self._done or self._payload is None:
@@ -262,11 +265,10 @@ class Tau2Env(Env):
         elif decoded.message and decoded.message.strip():
             agent_message = tau2_modules().messages.AssistantMessage(role="assistant", content=decoded.message)
             self._trajectory.append(agent_message)
-            user_message, stopped = self._user_turn([agent_message])
-            observation = user_message.content or ""
+            observation, ended = self._user_turn([agent_message])
             replies, facts, valid = [Message(role=Role.user, content=observation)], [], True
-            if stopped:
-                self._finish("user_stop")
+            if ended is not None:
+                self._finish(ended)
         else:
             observation = "Error: the turn has neither a tool call nor a message."
             replies, facts, valid = [Message(role=Role.user, content=observation)], [], False
