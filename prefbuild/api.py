@@ -353,7 +353,7 @@ def run(
 
 def _stop_if_every_episode_failed(result: Any) -> None:
     """End ``run`` after generate when every episode it played ended in an error (a teacher server that
-    is not there, a wrong model name): labelling and pairing them would end in "no pairs" and hide why.
+    is not there, a wrong model name): labelling and pairing would end in "no pairs" and hide why.
 
     Raises:
         PrefbuildError: naming how many failed and the first error; the run directory keeps them, and
@@ -362,8 +362,8 @@ def _stop_if_every_episode_failed(result: Any) -> None:
     stats = result.stats
     if stats.done and stats.errors == stats.done:
         raise PrefbuildError(
-            f"every episode failed ({stats.errors} of {stats.done}), so there is nothing to label: "
-            f"{stats.first_error}. Fix that and run again: failed episodes are played again"
+            f"every episode this run played failed ({stats.errors} of {stats.done}), so it stops before "
+            f"labelling: {stats.first_error}. Fix that and run again: failed episodes are played again"
         )
 
 

@@ -78,6 +78,8 @@ def _interrupt_on_sigterm(signum: int, frame: FrameType | None) -> None:
     (asyncio's cancels its main task, so episodes in flight stop cleanly; elsewhere Python raises
     ``KeyboardInterrupt``), temporary files are removed, what was written is kept."""
     _terminated.set()
+    if not callable(signal.getsignal(signal.SIGINT)):  # SIGINT ignored (a background job) or not Python's
+        raise KeyboardInterrupt
     signal.raise_signal(signal.SIGINT)
 
 

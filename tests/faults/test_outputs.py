@@ -167,6 +167,7 @@ def test_a_run_whose_every_episode_failed_says_why_instead_of_no_pairs(tmp_path:
         "--set", f"teacher.base_urls=[http://127.0.0.1:{port}/v1]", "--set", "teacher.retries.max_attempts=1",
         "--set", "teacher.retries.initial_backoff_s=0", "--set", "env.num_tasks=2", "--out", str(tmp_path / "q"), "-q",
     )
-    _one_error(code, output, "every episode failed (2 of 2), so there is nothing to label", f"127.0.0.1:{port}")
+    _one_error(code, output, "every episode this run played failed (2 of 2), so it stops before labelling",
+               f"127.0.0.1:{port}")
     assert "no pairs" not in output
     assert not (tmp_path / "q" / "labelled.jsonl").exists()
