@@ -36,6 +36,10 @@ def print_generate_summary(result: GenerateResult, console: Console | None = Non
     if result.stats.errors:
         console.print(f"[red]{result.stats.errors} of {result.stats.done} episodes failed[/red]: "
                       f"{result.stats.first_error}", highlight=False)
+    if result.outside_plan:
+        console.print(f"[yellow]{result.outside_plan} episodes in {result.run_dir} are not in this recipe's plan "
+                      f"({result.planned} episodes; did num_tasks or the data shrink?): they are kept, and the next "
+                      f"stages read them too; use a new --out for a smaller run[/yellow]", highlight=False)
 
 
 def print_run_summary(summary: RunSummary) -> None:

@@ -46,6 +46,7 @@ class GenerateResult:
     stats: RolloutStats
     planned: int
     retried: int = 0
+    outside_plan: int = 0  # episodes in the run directory this recipe no longer plans (num_tasks shrank)
 
 
 def teacher_settings(recipe: Recipe, run_dir: Path) -> dict[str, Any]:
@@ -139,7 +140,10 @@ async def _generate_async(
             await teacher.close()
         _close_run(run_dir, path, positions, time.monotonic() - started, stats, len(skipped_items),
                    failing=failing, order=not refused_write)
-    return GenerateResult(run_dir, stats, len(positions), retried)
+    # A whole-plan invocation has listed every planned id: episodes on disk beyond them (a smaller
+    # num_tasks, another data file) stay in the run, and label reads them too.
+    outside = 0 if shard or limit else len(done_ids - positions.keys())
+    return GenerateResult(run_dir, stats, len(positions), retried, outside)
 
 
 def _close_run(run_dir: Path, path: Path, positions: dict[str, int], seconds: float, stats: RolloutStats,

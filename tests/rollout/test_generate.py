@@ -55,6 +55,16 @@ def test_generate_writes_run_dir_and_resumes(tmp_path: Path) -> None:
     assert third.stats.done == 0 and third.stats.skipped == 6
 
 
+def test_a_smaller_plan_says_which_episodes_it_no_longer_plans(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert generate(loaded(), out=out, quiet=True, teacher=expert()).outside_plan == 0
+    smaller = generate(loaded("env.num_tasks=4"), out=out, quiet=True, teacher=expert())
+    assert smaller.stats.skipped == 4 and smaller.outside_plan == 2  # kept on disk, and said
+    assert len(finished_episode_ids(out)) == 6
+    # A --limit or a shard plays part of the plan on purpose: nothing to say.
+    assert generate(loaded("env.num_tasks=4"), out=out, limit=1, quiet=True, teacher=expert()).outside_plan == 0
+
+
 def test_other_recipe_is_refused_unless_new(tmp_path: Path) -> None:
     out = tmp_path / "run"
     generate(loaded(), out=out, limit=1, quiet=True, teacher=expert())
