@@ -258,12 +258,18 @@ def detect_kind(path: str | os.PathLike[str]) -> RecordKind:
 MODELS_BY_KIND: dict[RecordKind, type[BaseModel]] = {"trajectory": Trajectory, "pair": Pair}
 
 
-def _repair_tail(path: Path) -> int:
+def repair_tail(path: Path) -> int:
     """Make an interrupted file end on a clean line so appends stay valid JSONL.
 
     A killed writer leaves either a partial line (cut off; returns the bytes removed) or a
     complete record whose newline was not written yet (the newline is added; it is kept,
     because readers already count it as finished).
+
+    Args:
+        path: a JSONL file (a missing or empty one is left alone).
+
+    Returns:
+        How many bytes of a cut-off last line were removed (0 when none).
     """
     if not path.exists() or path.stat().st_size == 0:
         return 0
@@ -308,7 +314,7 @@ class JsonlWriter:
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, flush: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.repaired_bytes = _repair_tail(self.path)
+        self.repaired_bytes = repair_tail(self.path)
         self._fsync = fsync
         self._flush = flush
         # Without per-record flushes, a large buffer turns many small writes into few system calls.

@@ -19,7 +19,6 @@ returned ``run_dir``) and uploaded file by file at the end; the shard store then
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import socket
 import tempfile
@@ -43,7 +42,7 @@ from prefbuild.io.rundir import (
 )
 from prefbuild.ray import require_ray
 from prefbuild.ray.progress import ClusterProgress, ProgressBoard, add_stats
-from prefbuild.ray.storage import ShardStore, is_local, local_path
+from prefbuild.ray.storage import SHARD_STORE, ShardStore, is_local, local_path
 from prefbuild.ray.worker import ShardJob, ShardOutcome, run_shard
 from prefbuild.recipe import LoadedRecipe
 from prefbuild.rollout.generate import GenerateResult, update_manifest
@@ -51,7 +50,6 @@ from prefbuild.rollout.plan import Episode, plan_episodes, planned_count
 from prefbuild.rollout.progress import RolloutStats
 from prefbuild.rollout.runner import order_file
 
-SHARD_STORE = "ray-shards"
 EPISODES = "episodes.jsonl"
 RUN_FILES = (RECIPE, MANIFEST, f"{TRAJECTORIES}/{EPISODES}")
 
@@ -164,21 +162,7 @@ def merge_shards(store: ShardStore, run_dir: Path, positions: dict[str, int]) ->
         How many episodes were added.
     """
     target = run_dir / TRAJECTORIES / EPISODES
-    seen = finished_episode_ids(run_dir)
-    added = 0
-    with open(target, "ab") as handle:
-        for shard in store.shards():
-            for line in store.lines(shard):
-                try:
-                    episode = json.loads(line)["id"]
-                except (ValueError, KeyError, TypeError, RecursionError):
-                    # handled: a broken line (a killed worker's partial write) is not a finished episode: it is redone
-                    continue
-                if episode in seen:
-                    continue
-                seen.add(episode)
-                handle.write(line)
-                added += 1
+    added = store.append_new_episodes(target, finished_episode_ids(run_dir))
     order_file(target, positions)
     return added
 

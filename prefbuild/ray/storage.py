@@ -23,10 +23,11 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from prefbuild.io.jsonl import JsonlWriter
+from prefbuild.io.jsonl import JsonlWriter, repair_tail
 from prefbuild.records import Trajectory
 
 LOCAL_FILE = "episodes.jsonl"
+SHARD_STORE = "ray-shards"  # the store's folder in a local run directory
 SHARD_FOLDER = "shard-{:06d}"
 
 
@@ -113,6 +114,37 @@ class ShardStore:
                 # handled: a broken line is not a finished episode: it is redone
                 continue
         return found
+
+    def append_new_episodes(self, target: Path, seen: set[str]) -> int:
+        """Append to the file ``target`` every stored episode whose id is not in ``seen`` (which grows).
+
+        A cut-off last line of ``target`` (a run killed mid-write, or mid-merge) is removed first,
+        so no stored line is glued to it.
+
+        Args:
+            target: a trajectory JSONL file (created when missing).
+            seen: ids already in ``target``.
+
+        Returns:
+            How many episodes were appended.
+        """
+        target.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(target)
+        added = 0
+        with open(target, "ab") as handle:
+            for shard in self.shards():
+                for line in self.lines(shard):
+                    try:
+                        episode = json.loads(line)["id"]
+                    except (ValueError, KeyError, TypeError, RecursionError):
+                        # handled: a broken line (a killed worker's partial write) is not finished: it is redone
+                        continue
+                    if episode in seen:
+                        continue
+                    seen.add(episode)
+                    handle.write(line)
+                    added += 1
+        return added
 
     def writer(self, shard: int) -> ShardWriter:
         """A writer that appends this shard's finished episodes."""

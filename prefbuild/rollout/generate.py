@@ -97,10 +97,25 @@ async def _play(recipe: Recipe, teacher: Teacher, episodes: Iterator[Episode], p
                 display.update()
 
 
+def _take_in_shard_store(run_dir: Path) -> None:
+    """Episodes a stopped ``--ray`` run left in its shard store (not merged yet) join the run's file, so a
+    resume on one machine does not play them again; the store is then removed, as the driver does."""
+    from prefbuild.ray.storage import SHARD_STORE, ShardStore
+
+    if not (run_dir / SHARD_STORE).is_dir():
+        return
+    store = ShardStore(str(run_dir / SHARD_STORE))
+    added = store.append_new_episodes(run_dir / TRAJECTORIES / "episodes.jsonl", finished_episode_ids(run_dir))
+    log.info("%s: %d episodes of a stopped --ray run taken in from %s", run_dir, added, SHARD_STORE)
+    store.remove()
+
+
 async def _generate_async(
     recipe: Recipe, run_dir: Path, shard: Shard | None, limit: int | None, quiet: bool, teacher: Teacher | None,
     keep_failed: bool = False,
 ) -> GenerateResult:
+    if shard is None:
+        _take_in_shard_store(run_dir)
     retried = 0 if keep_failed else set_aside_failed_episodes(run_dir)
     done_ids = finished_episode_ids(run_dir)
     positions: dict[str, int] = {}

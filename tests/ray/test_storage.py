@@ -79,3 +79,28 @@ def test_generate_into_an_s3_url_on_the_cluster(cluster, s3_server, tmp_path: Pa
     assert len(finished_episode_ids(result.run_dir)) == 30  # the driver's local copy
     again = generate_on_ray(loaded, out=url, options=options, quiet=True)
     assert (again.stats.done, again.stats.skipped) == (0, 30)
+
+
+def test_a_merge_after_a_kill_mid_write_and_a_resume_without_ray_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    loaded = load_recipe("simulate", ["env.num_tasks=12"])
+    planned = tuple(plan_episodes(loaded.recipe))
+    generate(loaded, out=tmp_path / "single", quiet=True)
+    whole = (tmp_path / "single" / EPISODES).read_bytes()
+    lines = whole.splitlines(keepends=True)
+    positions = {episode.id: index for index, episode in enumerate(planned)}
+
+    # A run killed while writing its 5th line (a single-machine run, or a merge), then merged again.
+    run_dir = prepare_run_dir(loaded, tmp_path / "merged")
+    (run_dir / EPISODES).write_bytes(b"".join(lines[:4]) + lines[4][:60])
+    store = ShardStore(str(run_dir / SHARD_STORE))
+    assert run_shard(ShardJob(loaded, 0, planned, store.root)).stats.done == 12
+    assert merge_shards(store, run_dir, positions) == 8
+    assert (run_dir / EPISODES).read_bytes() == whole
+
+    # A --ray run stopped before its merge, resumed on one machine: the stored episodes are taken in.
+    resumed = prepare_run_dir(loaded, tmp_path / "resumed")
+    assert run_shard(ShardJob(loaded, 0, planned[:7], str(resumed / SHARD_STORE))).stats.done == 7
+    result = generate(loaded, out=resumed, quiet=True)
+    assert (result.stats.done, result.stats.skipped) == (5, 7)
+    assert not (resumed / SHARD_STORE).exists()
+    assert (resumed / EPISODES).read_bytes() == whole
