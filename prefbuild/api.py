@@ -8,7 +8,7 @@ Example:
     >>> from prefbuild import api
     >>> summary = api.run("simulate", overrides=["env.num_tasks=4"], out="runs/sim-4")  # doctest: +SKIP
     >>> summary.pairs, summary.dataset  # doctest: +SKIP
-    (6, PosixPath('runs/sim-4/dataset'))
+    (10, PosixPath('runs/sim-4/dataset'))
 """
 
 from __future__ import annotations
@@ -128,11 +128,16 @@ def _generate_on_ray(loaded: LoadedRecipe, ray: Any, *, out: PathLike | None, sh
     return generate_on_ray(loaded, out=out, options=options, limit=limit, quiet=quiet, new=new, keep_failed=keep_failed)
 
 
-def _existing_record_files(paths: Sequence[PathLike]) -> list[Path]:
+def _path_list(paths: PathLike | Sequence[PathLike]) -> list[PathLike]:
+    """``paths`` as a list; one path given alone (``"pairs.jsonl"``) is a list of one, not of its characters."""
+    return [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+
+
+def _existing_record_files(paths: PathLike | Sequence[PathLike]) -> list[Path]:
     """``paths`` as paths, refusing a missing file or one without a single record (an empty input is a mistake)."""
     from prefbuild.io.jsonl import iter_lines
 
-    files = [Path(path) for path in paths]
+    files = [Path(path) for path in _path_list(paths)]
     for path in files:
         if not path.is_file():
             raise PrefbuildError(f"{path}: no such file")
@@ -142,7 +147,7 @@ def _existing_record_files(paths: Sequence[PathLike]) -> list[Path]:
 
 
 def label(
-    inputs: Sequence[PathLike],
+    inputs: PathLike | Sequence[PathLike],
     output: PathLike,
     *,
     recipe: PathLike | None = None,
@@ -182,7 +187,7 @@ def label(
 
 
 def pair(
-    trajectory_files: Sequence[PathLike],
+    trajectory_files: PathLike | Sequence[PathLike],
     output: PathLike,
     *,
     recipe: RecipeLike | None = None,
@@ -211,7 +216,7 @@ def pair(
 
 
 def export(
-    pairs_files: Sequence[PathLike],
+    pairs_files: PathLike | Sequence[PathLike],
     out_dir: PathLike,
     formats: Sequence[str] = ("trl",),
     **options: Any,
@@ -230,7 +235,11 @@ def export(
     """
     from prefbuild.exports import export_dataset
 
-    return export_dataset(pairs_files, out_dir, formats, **options)
+    if isinstance(formats, str):
+        formats = [formats]
+    if "trajectory_files" in options:
+        options["trajectory_files"] = _path_list(options["trajectory_files"])
+    return export_dataset(_path_list(pairs_files), out_dir, formats, **options)
 
 
 def report(path: PathLike, output: PathLike, **options: Any) -> Path:

@@ -41,6 +41,8 @@ def _describe(env_class: type[Env]) -> tuple[str, str, str]:
 def _catalog_task_types(env_class: type[Env]) -> tuple[str, ...] | None:
     """``TASK_TYPE_NAMES`` of the env package's ``catalog`` module, where it has one (household)."""
     package = env_class.__module__.rpartition(".")[0]
+    if not package:  # a top-level module (a plug-in's ``my_plugin:MyEnv``) has no sibling catalog
+        return None
     try:
         names = getattr(importlib.import_module(f"{package}.catalog"), "TASK_TYPE_NAMES", None)
     except ImportError:  # handled: an env package without a catalog module has no task type names to list

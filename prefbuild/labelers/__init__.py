@@ -63,6 +63,15 @@ def available_labelers() -> dict[str, type[Labeler]]:
     return found
 
 
+def _joins_unasked(name: str, cls: type[Labeler]) -> bool:
+    """Whether ``cls`` may run without a recipe naming it (as a default, or as the env-specific
+    stand-in of a configured generic labeler): every built-in, and a plug-in only where it labels
+    plug-in envs alone, so installing a package never changes what a recipe does on a built-in env."""
+    if registry.is_builtin("labelers", name):
+        return True
+    return bool(cls.envs) and not any(registry.is_builtin("envs", env) for env in cls.envs)
+
+
 def _for_env(classes: Iterable[type[Labeler]], env: str | None) -> list[type[Labeler]]:
     """Classes usable for ``env``; a generic class is dropped where an env-specific one covers its mode."""
     chosen = [
@@ -86,7 +95,7 @@ def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None)
     """
     registry = available_labelers()
     if configs is None:
-        return [cls() for cls in _for_env(registry.values(), env)]
+        return [cls() for cls in _for_env([c for n, c in registry.items() if _joins_unasked(n, c)], env)]
     entries: list[tuple[int, str, type[Labeler], dict[str, Any]]] = []
     for position, entry in enumerate(configs):
         if not isinstance(entry, Mapping) or "name" not in entry:
@@ -104,8 +113,9 @@ def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None)
     for position, name, cls, params in entries:
         chosen: list[tuple[type[Labeler], dict[str, Any]]] = [(cls, params)]
         if not cls.envs:
-            for other in registry.values():
-                if other.envs and other.mode == cls.mode and other not in configured:
+            for other_name, other in registry.items():
+                if (other.envs and other.mode == cls.mode and other not in configured
+                        and _joins_unasked(other_name, other)):
                     declared = getattr(other, "defaults", None)
                     shared = {k: v for k, v in params.items() if isinstance(declared, Mapping) and k in declared}
                     chosen.append((other, shared))

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from prefbuild import registry
 from prefbuild.errors import LocatedError, PrefbuildError
 from prefbuild.io.sources import atomic_writer, read_trajectories
 from prefbuild.labelers import available_labelers, label_trajectories
@@ -103,7 +104,8 @@ def select_labelers(configs: list[dict[str, Any]] | None, choices: Sequence[str]
     entries = (
         [{"name": e["name"], "params": dict(e.get("params") or {})} for e in configs]
         if configs is not None
-        else [{"name": name, "params": {}} for name, cls in available_labelers().items() if not cls.envs]
+        else [{"name": name, "params": {}} for name, cls in available_labelers().items()
+              if not cls.envs and registry.is_builtin("labelers", name)]
     )
     for choice in choices:
         key, sep, raw = choice.partition("=")

@@ -102,8 +102,8 @@ def _feed_all(
             yield trajectory
 
     own = [is_own_class(type(strategy)) for strategy in strategies]  # they yield what make_pair built, untouched
-    feeds = [s.feed if mine else _untrusted(s.feed) for s, mine in zip(strategies, own, strict=True)]
-    finishes = [s.finish if mine else _untrusted(s.finish) for s, mine in zip(strategies, own, strict=True)]
+    feeds = [s.feed if mine else _untrusted(s.feed, s) for s, mine in zip(strategies, own, strict=True)]
+    finishes = [s.finish if mine else _untrusted(s.finish, s) for s, mine in zip(strategies, own, strict=True)]
     try:
         for trajectory in counted():
             yield [pair for feed in feeds for pair in feed(trajectory)]
@@ -113,14 +113,22 @@ def _feed_all(
             strategy.close()
 
 
-def _untrusted(produce: Callable[..., Iterable[Pair]]) -> Callable[..., Iterator[Pair]]:
+def _untrusted(produce: Callable[..., Iterable[Pair]], strategy: PairStrategy) -> Callable[..., Iterator[Pair]]:
     """``produce`` whose pairs the pipeline validates and hashes itself: a plug-in strategy may
-    edit a pair after ``make_pair`` (``pair.chosen[0].content = ...``), and its hash would be stale."""
+    edit a pair after ``make_pair`` (``pair.chosen[0].content = ...``), and its hash would be stale.
+    An exception inside the plug-in is re-raised naming the strategy and the trajectory, as a
+    failing labeler's is."""
 
     def pairs(*args: Any) -> Iterator[Pair]:
-        for pair in produce(*args):
-            forget_validated(pair)
-            yield pair
+        try:
+            for pair in produce(*args):
+                forget_validated(pair)
+                yield pair
+        except Exception as error:
+            where = f"trajectory {args[0].id!r}" if args else "finish()"
+            raise RuntimeError(f"pair strategy {strategy.name!r} ({type(strategy).__module__}."
+                               f"{type(strategy).__qualname__}) failed on {where}: "
+                               f"{type(error).__name__}: {error}") from error
 
     return pairs
 

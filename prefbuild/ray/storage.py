@@ -23,6 +23,7 @@ from typing import Any
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import JsonlWriter, repair_tail
 from prefbuild.records import Trajectory
 
@@ -38,7 +39,10 @@ def is_local(url: str) -> bool:
         >>> is_local("runs/sim"), is_local("s3://bucket/runs/sim")
         (True, False)
     """
-    filesystem, _ = fsspec.core.url_to_fs(url)
+    try:
+        filesystem, _ = fsspec.core.url_to_fs(url)
+    except ImportError as error:  # fsspec knows the scheme, its filesystem package is not installed
+        raise PrefbuildError(f"{url}: {error} (fsspec's filesystem for this scheme, e.g. pip install s3fs)") from None
     return isinstance(filesystem, LocalFileSystem)
 
 

@@ -72,7 +72,7 @@ FUNCTION = CodeProblem(
         (FUNCTION, "class Solution:\n    def add(self, a, b):\n        return a + b", "correct", "2/2"),
         (FUNCTION, "def add(a, b):\n    return a", "incorrect", "0/2"),
         (STDIO, "import os\nos.write(1, b'__prefbuild_test_results__[[true, null], [true, null]]\\n')\nos._exit(0)",
-         "incorrect", "the tests did not finish"),
+         "incorrect", "0/2 tests passed"),  # each test runs in its own process: the fake line is its output
     ],
 )  # fmt: skip
 def test_grade_code(problem: CodeProblem, program: str, outcome: str, detail: str) -> None:

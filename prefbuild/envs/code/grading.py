@@ -144,36 +144,70 @@ def grade_math_here(message: str, gold: str) -> Verdict:
     return Verdict("correct" if correct else "incorrect", shown, f"math-verify: {shown!r} vs gold {gold!r}")
 
 
+# Each test runs ``program`` in a fresh ``python -I`` process inside the sandbox, given only its
+# input: the expected outputs, the results and the marker stay in the harness process, which is
+# made non-dumpable so the program cannot read or patch it through /proc. A program therefore
+# cannot fake results, and ends as a judge would run it (``sys.exit``, ``sys.stdin.buffer``,
+# ``open(0)``, threads, ``os.write(1, ...)`` all work).
+_CALL_DRIVER = """
+import json, sys
+_args = json.load(open(sys.argv[1]))
+_scope = {"__name__": "__main__"}
+exec(compile(open(sys.argv[2]).read(), "<solution>", "exec"), _scope)
+_name = sys.argv[3]
+_fn = _scope.get(_name) or getattr(_scope["Solution"](), _name)
+_got = _fn(*_args)
+with open(sys.argv[4], "w") as _out:
+    _out.write(json.dumps(_got, default=str))
+"""
+
+
 def tests_cell(program: str, tests: IOTests, marker: str) -> str:
     """A sandbox cell that runs ``program`` on every test and prints ``marker`` + one JSON line of results."""
-    payload = json.dumps({"program": program, "tests": tests.model_dump()})
+    payload = json.dumps({"program": program, "tests": tests.model_dump(), "driver": _CALL_DRIVER})
     return f"""
-import contextlib, io, json, sys
+import ctypes, json, os, signal, subprocess, sys, tempfile
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: the tested program cannot reach this process
 _spec = json.loads({payload!r})
+_dir = tempfile.mkdtemp()
+_paths = {{name: os.path.join(_dir, name) for name in ("solution.py", "driver.py", "args.json", "result.json")}}
+with open(_paths["solution.py"], "w") as _file:
+    _file.write(_spec["program"])
+with open(_paths["driver.py"], "w") as _file:
+    _file.write(_spec["driver"])
+_lines = lambda text: [line.rstrip() for line in text.rstrip().splitlines()]
+_fn_name = _spec["tests"]["fn_name"]
 _results = []
 for _input, _expected in zip(_spec["tests"]["inputs"], _spec["tests"]["outputs"]):
-    _out = io.StringIO()
-    _scope = {{"__name__": "__main__"}}
     try:
-        if _spec["tests"]["fn_name"] is None:
-            sys.stdin = io.StringIO(_input)
-            with contextlib.redirect_stdout(_out):
-                exec(compile(_spec["program"], "<solution>", "exec"), _scope)
-            _got = _out.getvalue()
-            _lines = lambda text: [line.rstrip() for line in text.rstrip().splitlines()]
-            _ok = _lines(_got) == _lines(_expected)
+        if _fn_name is None:
+            _run = subprocess.run([sys.executable, "-I", _paths["solution.py"]], input=_input.encode(),
+                                  capture_output=True, cwd=_dir)
+            _got = _run.stdout.decode("utf-8", "replace")
+            _ok = _run.returncode == 0 and _lines(_got) == _lines(_expected)
         else:
-            with contextlib.redirect_stdout(_out):
-                exec(compile(_spec["program"], "<solution>", "exec"), _scope)
-                _name = _spec["tests"]["fn_name"]
-                _fn = _scope.get(_name) or getattr(_scope["Solution"](), _name)
-                _args = _input if isinstance(_input, list) else [_input]
-                _got = _fn(*_args)
-            _ok = json.loads(json.dumps(_got, default=str)) == _expected
-        _results.append([_ok, None if _ok else repr(_got)[:200]])
+            with open(_paths["args.json"], "w") as _file:
+                json.dump(_input if isinstance(_input, list) else [_input], _file)
+            if os.path.exists(_paths["result.json"]):
+                os.unlink(_paths["result.json"])
+            _run = subprocess.run([sys.executable, "-I", _paths["driver.py"], _paths["args.json"],
+                                   _paths["solution.py"], _fn_name, _paths["result.json"]],
+                                  stdin=subprocess.DEVNULL, capture_output=True, cwd=_dir)
+            _got = json.loads(open(_paths["result.json"]).read()) if _run.returncode == 0 else None
+            # TACO / APPS compare a return value with the output or, as they store it, its one-element list
+            _ok = _run.returncode == 0 and (_got == _expected or (
+                isinstance(_expected, list) and len(_expected) == 1 and _got == _expected[0]))
+        if _run.returncode < 0:
+            _signal = signal.Signals(-_run.returncode).name
+            _prefix = "CPUTimeLimitExceeded: " if _signal == "SIGXCPU" else ""
+            _results.append([False, _prefix + "killed by " + _signal])
+        elif _run.returncode != 0:
+            _why = _run.stderr.decode("utf-8", "replace").strip().splitlines()
+            _results.append([False, (_why[-1] if _why else f"SystemExit: exit status {{_run.returncode}}")[:200]])
+        else:
+            _results.append([_ok, None if _ok else repr(_got)[:200]])
     except BaseException as _error:
         _results.append([False, f"{{type(_error).__name__}}: {{_error}}"[:200]])
-sys.stdout = sys.__stdout__
 print({marker!r} + json.dumps(_results))
 """
 

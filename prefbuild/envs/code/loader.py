@@ -56,11 +56,21 @@ def _tests(raw: Any, where: str) -> IOTests:
     if not isinstance(raw, dict):
         raise CodeDataError(f"{where} input_output: expected an object with inputs and outputs")
     known = {key: raw[key] for key in ("inputs", "outputs", "fn_name") if key in raw}
+    if known.get("fn_name") is None:  # APPS / TACO stdin tests may hold an input or output as its list of lines
+        for key in ("inputs", "outputs"):
+            if isinstance(known.get(key), list):
+                known[key] = [_joined_lines(value) for value in known[key]]
     try:
         return IOTests(**known)
     except ValidationError as error:
         field, message = describe_validation_error(error)
         raise CodeDataError(f"{where} input_output.{field}: {message}") from None
+
+
+def _joined_lines(value: Any) -> Any:
+    if isinstance(value, list) and value and all(isinstance(line, str) for line in value):
+        return "\n".join(value) + ("" if value[-1].endswith("\n") else "\n")
+    return value
 
 
 def _reference(row: dict[str, Any]) -> str | None:

@@ -398,7 +398,15 @@ class CodeSandbox:
         reply = json.loads(raw)
         if self.stateless:
             self._kill()
-        return Execution(output=reply["output"], error=reply["error"], traceback=reply["traceback"])
+        error, trace = reply["error"], reply["traceback"]
+        return Execution(output=_text(reply["output"]), error=None if error is None else _text(error),
+                         traceback=None if trace is None else _text(trace))  # fmt: skip
+
+
+def _text(value: str) -> str:
+    """``value`` with lone surrogates (an exception message may hold them: ``os.fsdecode(b"\\xff")``)
+    escaped as ``\\udcff``, so the tool result is valid UTF-8 that records can be written with."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _exit_description(returncode: int | None) -> str:
