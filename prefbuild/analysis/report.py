@@ -247,7 +247,8 @@ def _success_table(rows: Sequence[dict[str, Any]]) -> str:
 
 def _samples_section(kept: list[Pair], total: int) -> str:
     if not kept:
-        return '<h2>Sample pairs</h2><p id="sample-count">no pairs in this run</p>' \
+        shown = f"0 of {total} pairs included (--samples 0)" if total else "no pairs in this run"
+        return f'<h2>Sample pairs</h2><p id="sample-count">{shown}</p>' \
                '<div class="filters" hidden><input id="filter-text"></div>'
     kept = sorted(kept, key=lambda pair: pair.id)
     filters = (
@@ -264,7 +265,10 @@ def _samples_section(kept: list[Pair], total: int) -> str:
 
 
 def _page(title: str, cards: list[str], plots: list[str], sections: list[str], summary: dict[str, Any]) -> str:
-    data = json.dumps(summary, default=str).replace("</", "<\\/")
+    # ``<``, ``>`` and ``&`` as JSON escapes: record text such as ``<!--<script>`` in a task type would
+    # otherwise put the HTML parser in its "double escaped" script state, where ``</script>`` no longer
+    # closes the block, and swallow the filtering script after it (``</`` alone is not enough).
+    data = json.dumps(summary, default=str).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

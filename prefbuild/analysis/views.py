@@ -261,7 +261,7 @@ def inspect_file(
     blocks: list[RenderableType] = []
     plural = "pairs" if kind == "pair" else "trajectories"
     where = str(paths[0]) if len(paths) == 1 else f"{len(paths)} files under {path}"
-    blocks.append(Rule(f"{len(chosen)} of {matched} matching {plural} in {where}", style="dim"))
+    blocks.append(Rule(Text(f"{len(chosen)} of {matched} matching {plural} in {where}"), style="dim"))
     for record in chosen:
         blocks.append(render(record))
         blocks.append(Rule(style="dim"))

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from prefbuild.analysis.text import rate
 from prefbuild.cli.errors import PrefbuildCommand
@@ -67,8 +68,10 @@ def _table(title: str, rows: list[dict[str, Any]]) -> Table | None:
     for column in rows[0]:
         table.add_column(column, justify="right" if isinstance(rows[0][column], int | float) else "left")
     for row in rows:
+        # Text, not str: a str cell is parsed as rich markup, so a model named `runs/dpo[lr=1e-6]` would
+        # lose its bracket and `[/x]` in a task type would crash the command.
         table.add_row(*(
-            rate(value) if key == "success_rate" or key.startswith("pass@") else str(value)
+            Text(rate(value) if key == "success_rate" or key.startswith("pass@") else str(value))
             for key, value in row.items()
         ))
     return table
@@ -155,7 +158,8 @@ def stats_command(path: Path, as_json: bool, tokenizer: Path | None) -> None:
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None,
               help="HTML file to write. Default: RUN_DIR/report.html.")
-@click.option("--samples", default=200, show_default=True, help="Sample pairs to include.")
+@click.option("--samples", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Sample pairs to include.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the pair sample.")
 def report_command(run_dir: Path, output: Path | None, samples: int, seed: int) -> None:
     """Write a self-contained HTML report (plots and filterable sample pairs) of a run.

@@ -21,6 +21,7 @@ import yaml
 
 from prefbuild.errors import PrefbuildError
 from prefbuild.io.jsonl import TruncatedLineWarning
+from prefbuild.io.rundir import StaleLabelsWarning
 from prefbuild.secrets import mask as redact
 
 
@@ -35,7 +36,7 @@ _python_show_warning = warnings.showwarning
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
     """A prefbuild warning is one ``warning: file:line ...`` line, not Python's source-quoting format."""
-    if issubclass(category, TruncatedLineWarning):
+    if issubclass(category, (TruncatedLineWarning, StaleLabelsWarning)):
         click.secho(f"warning: {redact(str(message))}", fg="yellow", err=True)
     else:
         _python_show_warning(message, category, *args, **kwargs)

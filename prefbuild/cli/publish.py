@@ -12,7 +12,8 @@ from prefbuild.cli.errors import PrefbuildCommand
 @click.command("publish", cls=PrefbuildCommand)
 @click.argument("dataset_dir", type=click.Path(path_type=Path))
 @click.option("--repo", "repo_id", required=True, help="Hub dataset repo, 'user/name' or 'org/name'.")
-@click.option("--private", is_flag=True, help="Create the repo as private (an existing repo keeps its visibility).")
+@click.option("--private", is_flag=True,
+              help="Create the repo as private; an existing public repo is refused (its visibility is not changed).")
 @click.option("--revision", default=None, help="Branch to push to (created if missing). Default: main.")
 @click.option("--message", default="Upload dataset with prefbuild", show_default=True, help="Commit message.")
 @click.option("--dry-run", is_flag=True, help="List what would be uploaded; contact nothing.")

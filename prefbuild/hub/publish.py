@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from prefbuild.errors import PrefbuildError
-from prefbuild.exports.dataset_dir import DATA_DIR, SOURCES_NAME
+from prefbuild.exports.dataset_dir import DATA_DIR, RECIPE_NAME, SOURCES_NAME
 from prefbuild.hub.card import CARD_NAME, REPO_PLACEHOLDER, CardError, render_card, split_card
 from prefbuild.io.rundir import PAIRS
 
@@ -213,6 +213,21 @@ def plan_publish(
                        uploads=local_files(root))
 
 
+def managed_top_files() -> set[str]:
+    """Top-level files that ``prefbuild export`` writes (recipe, stats, the formats' sidecars such as
+    LLaMA-Factory's ``dataset_info.json``): on the Hub but not in the new dataset, they are stale."""
+    from prefbuild.exports import STATS_NAME
+    from prefbuild.exports.base import format_names, get_format
+
+    names = {RECIPE_NAME, STATS_NAME}
+    for name in format_names():
+        try:
+            names |= set(get_format(name).sidecar_files({"train": [f"{DATA_DIR}/{name}/train.parquet"]}))
+        except Exception:  # handled: a plug-in format that cannot name its sidecars here has none to delete
+            continue
+    return names
+
+
 def _push_once(plan: PublishPlan, commit_message: str) -> PublishPlan:
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
@@ -223,6 +238,13 @@ def _push_once(plan: PublishPlan, commit_message: str) -> PublishPlan:
     if plan.revision != "main":
         api.create_branch(plan.repo_id, branch=plan.revision, repo_type=repo_type, exist_ok=True)
     head = api.repo_info(plan.repo_id, repo_type=repo_type, revision=plan.revision)
+    if plan.private and head.private is False:
+        # create_repo(exist_ok=True) does not change an existing repo's visibility: pushing would publish
+        # data the user asked to keep private.
+        raise PublishError(
+            f"--private: dataset {plan.repo_id} already exists and is public; nothing was pushed. Make it private "
+            "in its settings on the Hub first, or publish without --private"
+        )
     remote_files = {sibling.rfilename for sibling in head.siblings or []}
     local_metadata, body = split_card((plan.dataset_dir / CARD_NAME).read_text(encoding="utf-8"))
     remote_metadata: dict[str, Any] = {}
@@ -237,7 +259,9 @@ def _push_once(plan: PublishPlan, commit_message: str) -> PublishPlan:
     card_text = render_card(merge_card_metadata(local_metadata, remote_metadata),
                             body.replace(REPO_PLACEHOLDER, plan.repo_id))
     uploads = {item.path_in_repo for item in plan.uploads}
-    plan.deletions = sorted(path for path in remote_files if path.startswith(f"{DATA_DIR}/") and path not in uploads)
+    managed = managed_top_files()
+    plan.deletions = sorted(path for path in remote_files if path not in uploads
+                            and (path.startswith(f"{DATA_DIR}/") or path in managed))
     operations: list[Any] = [
         CommitOperationAdd(path_in_repo=CARD_NAME, path_or_fileobj=card_text.encode("utf-8"))
         if item.path_in_repo == CARD_NAME

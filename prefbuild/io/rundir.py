@@ -25,6 +25,7 @@ import importlib.metadata
 import json
 import platform
 import shutil
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -334,6 +335,20 @@ def is_run_dir(path: str | Path) -> bool:
     return root.is_dir() and any((root / name).exists() for name in (TRAJECTORIES, MANIFEST, LABELLED, PAIRS))
 
 
+def _count_lines(path: Path) -> int:
+    """Lines of a JSONL file (a cut-off last line counts), read in blocks."""
+    count, last = 0, b"\n"
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
+
+
+class StaleLabelsWarning(UserWarning):
+    """A run directory's ``labelled.jsonl`` is older than its raw trajectories: it misses episodes."""
+
+
 def run_record_files(run_dir: str | Path) -> RunFiles:
     """The files holding a run's records: labelled trajectories if present, else raw ones; pairs; dataset.
 
@@ -359,6 +374,18 @@ def run_record_files(run_dir: str | Path) -> RunFiles:
     labelled = root / LABELLED
     if _has_records(labelled):
         trajectories: tuple[Path, ...] = (labelled,)
+        raw = [path for path in trajectory_files(root) if _has_records(path)]
+        # mtime first (cheap); a copy that reset the times is told apart by the record counts
+        if any(path.stat().st_mtime_ns > labelled.stat().st_mtime_ns for path in raw) and (
+            (episodes := sum(_count_lines(path) for path in raw)) > (done := _count_lines(labelled))
+        ):
+            warnings.warn(
+                f"{labelled}: {done} episodes, but {TRAJECTORIES}/ holds {episodes} (generated after labelling); "
+                "only the labelled ones are counted; label again: "
+                f"`prefbuild label {root / TRAJECTORIES}/*.jsonl -o {labelled} "
+                f"--recipe {root / RECIPE}`",
+                StaleLabelsWarning, stacklevel=2,
+            )
     else:
         trajectories = tuple(path for path in trajectory_files(root) if _has_records(path))
     pairs = root / PAIRS

@@ -102,6 +102,15 @@ def test_revision_and_private(fresh_hub: LoopbackHub, dataset_dir: Path) -> None
     assert "recipe.yaml" not in fresh_hub.state.files("dataset", REPO, "main")
 
 
+def test_private_push_to_an_existing_public_repo_is_refused(fresh_hub: LoopbackHub, dataset_dir: Path) -> None:
+    publish_dataset_dir(dataset_dir, REPO, attempts=1)
+    head = fresh_hub.state.repos[("dataset", REPO)].branches["main"]
+    with pytest.raises(PublishError, match="already exists and is public"):
+        publish_dataset_dir(dataset_dir, REPO, private=True, attempts=1)
+    repo = fresh_hub.state.repos[("dataset", REPO)]
+    assert not repo.private and repo.branches["main"] == head, "nothing was pushed"
+
+
 def test_server_error_is_clear_retried_and_leaves_local_intact(fresh_hub: LoopbackHub, dataset_dir: Path) -> None:
     before = tree_digest(dataset_dir)
     fresh_hub.state.failures[("POST", r"/commit/")] = 500
@@ -155,6 +164,29 @@ def test_cli_dry_run_lists_files_without_contacting_the_hub(fresh_hub: LoopbackH
     assert "data/trl/train-00000-of-00001.parquet" in result.output
     assert "README.md" in result.output and "recipe.yaml" in result.output
     assert fresh_hub.state.requests == []
+
+
+def test_republish_deletes_stale_recipe_stats_and_sidecars(fresh_hub: LoopbackHub, tmp_path: Path) -> None:
+    """A re-export with fewer formats and no recipe must not leave the old recipe.yaml, stats.json or
+    LLaMA-Factory's dataset_info.json (pointing at deleted shards) on the Hub; hand-added files stay."""
+    from prefbuild.exports import export_dataset
+    from prefbuild.io.jsonl import write_records
+
+    pairs_file = tmp_path / "pairs.jsonl"
+    write_records(pairs_file, make_pairs(16))
+    export_dataset([pairs_file], tmp_path / "full", formats=["trl", "llamafactory"],
+                   recipe=load_recipe("quickstart").resolved_dict())
+    publish_dataset_dir(tmp_path / "full", REPO, attempts=1)
+    before = fresh_hub.state.files("dataset", REPO)
+    assert {"recipe.yaml", "stats.json", "dataset_info.json"} <= set(before)
+
+    export_dataset([pairs_file], tmp_path / "trl-only", formats=["trl"])
+    (tmp_path / "trl-only" / "stats.json").unlink()
+    plan = publish_dataset_dir(tmp_path / "trl-only", REPO, attempts=1)
+    after = set(fresh_hub.state.files("dataset", REPO))
+    assert not {"recipe.yaml", "stats.json", "dataset_info.json"} & after
+    assert {"recipe.yaml", "stats.json", "dataset_info.json"} <= set(plan.deletions)
+    assert ".gitattributes" in after and "README.md" in after
 
 
 def test_cli_push_and_bad_input(fresh_hub: LoopbackHub, dataset_dir: Path, tmp_path: Path) -> None:

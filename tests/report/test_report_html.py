@@ -88,6 +88,35 @@ def test_record_text_is_escaped(tmp_path: Path) -> None:
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+HOSTILE_TASK_TYPE = "<!--<script>"
+
+
+def _hostile_pairs(tmp_path: Path) -> Path:
+    pair = make_pair(1)
+    pair = pair.model_copy(update={"source": pair.source.model_copy(update={"task_type": HOSTILE_TASK_TYPE})})
+    write_records(tmp_path / "pairs.jsonl", [pair, make_pair(2)])
+    return tmp_path / "pairs.jsonl"
+
+
+def test_summary_json_cannot_swallow_the_filter_script(tmp_path: Path) -> None:
+    """Record text such as ``<!--<script>`` inside the inline JSON would put the HTML parser in the
+    script's "double escaped" state, where ``</script>`` no longer ends the block."""
+    html = build_report(_hostile_pairs(tmp_path))
+    match = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.DOTALL)
+    assert match is not None and "<" not in match.group(1)
+    assert HOSTILE_TASK_TYPE in json.dumps(_report_data(html))
+
+
+@needs_chromium
+def test_hostile_record_text_keeps_the_script_running(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    out.write_text(build_report(_hostile_pairs(tmp_path)))
+    dom = Elements()
+    dom.feed(chromium(tmp_path, "--dump-dom", out.as_uri()).stdout)
+    assert dom.find("body", data_ready="true"), "the inline filter script ran"
+    assert dom.text["sample-count"].strip() == "2 of 2 samples shown"
+
+
 def test_cli_errors_name_file_and_line(bad_pairs: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(report_command, [str(bad_pairs), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 1 and f"{bad_pairs}:3" in result.output
@@ -145,3 +174,10 @@ def test_report_of_a_real_run_counts_each_episode_once(simulated_run: Path) -> N
 
 def test_report_of_a_real_model_run_has_no_simulation_note(run_dir: Path) -> None:
     assert 'id="simulated-note"' not in build_report(run_dir)
+
+
+def test_no_samples_does_not_claim_the_run_has_no_pairs(run_dir: Path, tmp_path: Path) -> None:
+    html = build_report(run_dir, samples=0)
+    assert "no pairs in this run" not in html and "0 of 12 pairs included" in html
+    result = CliRunner().invoke(report_command, [str(run_dir), "-o", str(tmp_path / "r.html"), "--samples", "-1"])
+    assert result.exit_code == 2 and not (tmp_path / "r.html").exists()

@@ -110,3 +110,35 @@ def test_tokenizer_must_be_a_local_folder(tmp_path: Path, run_dir: Path) -> None
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --tokenizer Qwen/Qwen3-4B: needs a local tokenizer folder")
+
+
+def test_table_shows_record_values_verbatim(tmp_path: Path) -> None:
+    """Model names and task types are data, not rich markup: nothing is dropped and `[/x]` does not crash."""
+    from prefbuild.io.jsonl import write_records
+    from tests.publish.factories import make_trajectory
+
+    path = tmp_path / "episodes.jsonl"
+    write_records(path, [make_trajectory(0, model="runs/dpo[lr=1e-6]/merged"),
+                         make_trajectory(1, task_type="pick[/bold]")])
+    result = CliRunner().invoke(stats_command, [str(path)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "runs/dpo[lr=1e-6]/merged" in result.output and "pick[/bold]" in result.output
+
+
+def test_stale_labelled_file_is_warned_about(simulated_run: Path, tmp_path: Path) -> None:
+    """Episodes generated after labelling are not in labelled.jsonl: stats says so instead of silently
+    reporting fewer episodes; a copy that only reset the modification times is not warned about."""
+    import os
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(simulated_run, run)
+    result = CliRunner().invoke(stats_command, [str(run), "--json"])
+    assert result.exit_code == 0 and "warning:" not in result.output
+    labelled = run / "labelled.jsonl"
+    lines = labelled.read_text().splitlines(keepends=True)
+    labelled.write_text("".join(lines[:5]))
+    os.utime(labelled, ns=(1, 1))
+    result = CliRunner().invoke(stats_command, [str(run)])
+    assert result.exit_code == 0
+    assert f"5 episodes, but trajectories/ holds {SIMULATED_TASKS}" in result.output
