@@ -309,6 +309,16 @@ def _env_section(node: Any, name: str) -> dict[str, Any] | None:
     return matches[0] if matches else None
 
 
+def _cannot_set_inside(node: Any, path: tuple[str, ...], depth: int) -> str:
+    """Why ``path`` cannot be set at ``path[depth]`` of ``node``; for a list, how to address an item."""
+    if not isinstance(node, list):
+        return f"cannot set inside a {type(node).__name__}"
+    where, rest = ".".join(path[:depth]), ".".join(path[depth:])
+    if path[depth].isdigit():
+        return f"{where} has {len(node)} items (indices 0 to {len(node) - 1})"
+    return f"{where} is a list of {len(node)}: address one item by its index, e.g. {where}.0.{rest}"
+
+
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple[str, ...]]:
     """Apply ``--set`` overrides in place; returns the overridden paths (for error locations).
 
@@ -328,7 +338,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
                 node = named
                 continue
             if not isinstance(node, dict):
-                raise RecipeError("--set", None, ".".join(path), f"cannot set inside a {type(node).__name__}")
+                raise RecipeError("--set", None, ".".join(path), _cannot_set_inside(node, path, depth))
             node = node.setdefault(part, {})
         last = path[-1]
         if isinstance(node, list) and last.isdigit() and int(last) < len(node):
@@ -336,7 +346,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
         elif isinstance(node, dict):
             node[last] = value
         else:
-            raise RecipeError("--set", None, ".".join(path), f"cannot set inside a {type(node).__name__}")
+            raise RecipeError("--set", None, ".".join(path), _cannot_set_inside(node, path, len(path) - 1))
         touched.add(path)
     return touched
 

@@ -71,6 +71,16 @@ def test_set_overrides_are_typed_and_located() -> None:
         load_recipe_text(BASE, "r.yaml", ["novalue"])
 
 
+def test_a_set_into_a_list_of_sections_says_how_to_address_one() -> None:
+    with pytest.raises(RecipeError, match=r"^--set env.num_tasks: env is a list of 3: .* e.g. env.0.num_tasks$"):
+        load_recipe("tau2-grpo-data", ["env.num_tasks=2"])
+    with pytest.raises(RecipeError, match=r"^--set env.3.num_tasks: env has 3 items \(indices 0 to 2\)$"):
+        load_recipe("tau2-grpo-data", ["env.3.num_tasks=2"])
+    with pytest.raises(RecipeError, match="several env sections have this name; use its index"):
+        load_recipe("tau2-grpo-data", ["env.tau2.num_tasks=2"])
+    assert [section.num_tasks for section in load_recipe("tau2-grpo-data", ["env.1.num_tasks=2"]).recipe.envs][1] == 2
+
+
 def test_env_interpolation_and_secrets_stay_out_of_resolved_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PREFBUILD_TEST_URL", "http://10.0.0.1:9000/v1")
     text = BASE.replace('["http://127.0.0.1:8000/v1"]', '["${PREFBUILD_TEST_URL}"]')
