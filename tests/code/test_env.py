@@ -152,6 +152,8 @@ def test_stateless_option_and_file_tasks(tmp_path) -> None:
     file_env = CodeEnv(data_file=data)
     assert [task.info.id for task in file_env.tasks("test", 5, 0)] == ["math-1", "math-2"]
     assert [task.info.id for task in file_env.tasks("test", 5, 0, ["easy"])] == ["math-1"]
+    with pytest.raises(ValueError, match=r"no problem of the task_types \['arithmetic'\]; the file has easy, math"):
+        list(file_env.tasks("test", 5, 0, ["arithmetic"]))  # the bundled recipe's generated families
     file_env.reset(next(file_env.tasks("test", 1, 0)))
     assert file_env.expert_action() == encode_action(message="The answer is $\\boxed{2}$.")
 

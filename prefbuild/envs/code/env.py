@@ -145,13 +145,20 @@ class CodeEnv(Env):
                 yield EnvTask(info=task_info(problem, split_name, seed), payload=problem)
             return
         produced = 0  # a file's categories are free text: task_types filter by category or kind
+        found: set[str] = set()
         for problem in _gradable(load_problems(self.data_file)):
             if produced >= n:
                 return
             if task_types and problem.category not in task_types and problem.kind not in task_types:
+                found.update((problem.category, problem.kind))
                 continue
             yield EnvTask(info=task_info(problem, split, seed), payload=problem)
             produced += 1
+        if task_types and not produced and found:
+            raise ValueError(
+                f"{self.data_file}: no problem of the task_types {list(task_types)}; the file has "
+                f"{', '.join(sorted(found))} (set env.task_types=null to take every row)"
+            )
 
     # -- episode --------------------------------------------------------------------------
 
