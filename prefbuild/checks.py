@@ -14,6 +14,7 @@ from typing import Any
 
 from prefbuild.errors import PrefbuildError
 from prefbuild.recipe import EnvConfig, LoadedRecipe, Recipe, RecipeError
+from prefbuild.registry import unknown_name
 
 
 def _fail(recipe: Recipe, path: tuple[str | int, ...], error: BaseException | str) -> RecipeError:
@@ -62,8 +63,7 @@ def _check_labelers(recipe: Recipe) -> None:
         for position, config in enumerate(configs):
             cls = known.get(config["name"])
             if cls is None:
-                names = ", ".join(sorted(known))
-                message = f"unknown labeler {config['name']!r}; known: {names}"
+                message = unknown_name("labelers", config["name"], sorted(known))
                 raise _fail(recipe, ("labelers", position, "name"), message)
             if cls.envs and not env_names & set(cls.envs):
                 raise _fail(recipe, ("labelers", position, "name"),

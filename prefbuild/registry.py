@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -209,9 +210,13 @@ def load(family: Family, name: str) -> Any:
     return _import(found[name])
 
 
+# (family, name) -> why that plug-in could not be loaded; warned about once per process.
+_LOAD_FAILURES: dict[tuple[str, str], str] = {}
+
+
 def load_all(family: Family) -> dict[str, Any]:
     """Every member of ``family`` imported; a plug-in that fails to import is skipped with a
-    warning (it must not hide the built-ins), a built-in that fails raises."""
+    warning, once per process (it must not hide the built-ins), a built-in that fails raises."""
     loaded: dict[str, Any] = {}
     for name, target in targets(family).items():
         try:
@@ -219,11 +224,26 @@ def load_all(family: Family) -> dict[str, Any]:
         except Exception as error:
             if is_builtin(family, name):
                 raise
-            logger.warning("%s plug-in %r (%s) could not be loaded: %s", KIND[family], name, target, error)
+            if (family, name) not in _LOAD_FAILURES:
+                why = f"{KIND[family]} plug-in {name!r} ({target}) could not be loaded: {type(error).__name__}: {error}"
+                _LOAD_FAILURES[family, name] = why
+                logger.warning("%s", why)
     return loaded
 
 
+def unknown_name(family: Family, name: str, known: Iterable[str]) -> str:
+    """The message for a name ``load_all`` did not return: why its plug-in failed to load, when it is
+    one, else that it is unknown, listing ``known``.
+
+    Example:
+        >>> unknown_name("labelers", "lop", ["loop"])
+        "unknown labeler 'lop'; known: loop"
+    """
+    return _LOAD_FAILURES.get((family, name)) or f"unknown {KIND[family]} {name!r}; known: {', '.join(known)}"
+
+
 def clear_cache() -> None:
-    """Forget scanned entry points and imports (tests that install plug-ins call this)."""
+    """Forget scanned entry points, imports and load failures (tests that install plug-ins call this)."""
     _entry_points.cache_clear()
     _import.cache_clear()
+    _LOAD_FAILURES.clear()

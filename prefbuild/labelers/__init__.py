@@ -26,6 +26,7 @@ from prefbuild.labelers.premature_success import PrematureSuccessLabeler
 from prefbuild.labelers.tools.scan import one_scan
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
 from prefbuild.records import Label, Trajectory
+from prefbuild.registry import unknown_name
 
 __all__ = [
     "BUILTIN_LABELERS",
@@ -106,7 +107,7 @@ def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None)
             raise ValueError(f"labelers[{position}].params: expected a mapping, got {type(params).__name__}")
         cls = registry.get(name) or next((c for c in registry.values() if c.name == name), None)
         if cls is None:
-            raise KeyError(f"labelers[{position}].name: unknown labeler {name!r}; known: {', '.join(sorted(registry))}")
+            raise KeyError(f"labelers[{position}].name: {unknown_name('labelers', name, sorted(registry))}")
         entries.append((position, name, cls, dict(params)))
     configured = {cls for _, _, cls, _ in entries}
     labelers: list[Labeler] = []

@@ -43,3 +43,18 @@ def test_a_broken_plugin_is_skipped_with_a_warning_and_the_sql_labelers_stay(
     assert "No module named 'no'" in message
     defaults = {labeler.name for labeler in build_labelers(None, env="sql")}
     assert {"sql_error", "sql_premature_success", "sql_loop"} <= defaults
+
+
+def test_naming_a_broken_plugin_says_why_it_failed_and_the_warning_comes_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = EntryPoint(name="broken", value="no.such.module:Thing", group="prefbuild.labelers")
+    monkeypatch.setattr(registry, "entry_points", lambda group: [broken] if group == "prefbuild.labelers" else [])
+    with caplog.at_level(logging.WARNING, logger="prefbuild.registry"):
+        available_labelers()
+        with pytest.raises(KeyError, match=r"labelers\[0\].name: labeler plug-in 'broken' \(no.such.module:Thing\) "
+                                           r"could not be loaded: ModuleNotFoundError"):
+            build_labelers([{"name": "broken"}])
+        with pytest.raises(KeyError, match=r"unknown labeler 'brokn'; known: "):
+            build_labelers([{"name": "brokn"}])
+    assert len(caplog.records) == 1
