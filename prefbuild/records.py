@@ -120,6 +120,9 @@ class StopReason(StrEnum):
     max_steps = "max_steps"  # the recipe's step limit was reached
     agent_finished = "agent_finished"  # the agent ended the episode (answer, "task succeeded") without success
     protocol_stop = "protocol_stop"  # the protocol's own stop rule (e.g. three identical outputs)
+    # the conversation outgrew the teacher's context window (AgentBench's "agent context limit"):
+    # a failed episode, kept with every step played, not an error to play again
+    context_limit = "context_limit"
     error = "error"  # the teacher or the env failed; ``Outcome.error`` says how
 
 

@@ -36,7 +36,7 @@ from prefbuild.records import (
 from prefbuild.rollout.plan import Episode, env_for
 from prefbuild.rollout.tools import request_tools, turn_calls, updated_tools
 from prefbuild.secrets import mask as redact
-from prefbuild.teachers.base import EnvView, Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.base import ContextLimitError, EnvView, Sampling, Teacher, TeacherError, TeacherRequest
 from prefbuild.teachers.config import build_sampling
 from prefbuild.tooluse.hermes import render_tool_turn
 
@@ -101,6 +101,7 @@ class EpisodeRunner:
         budget = max(episode.env.max_steps, int(getattr(env, "step_budget", 0) or 0))
         # Envs written against an older base class may lack the hook; their steps record None.
         searcher_hook = getattr(env, "searcher_action", None)
+        stop_episode: StopReason | None = None
         for index in range(budget):
             expert = _optional(env.expert_action, episode, "expert_action")
             searcher = _optional(searcher_hook, episode, "searcher_action") if searcher_hook else None
@@ -113,6 +114,11 @@ class EpisodeRunner:
             request = TeacherRequest(messages=list(history), sampling=sampling, tools=tools, env_view=view)
             try:
                 completion = (await self.teacher.complete(request))[0]
+            except ContextLimitError as error:
+                # the episode ends as AgentBench ends it: a failure with every step played, not an error
+                log.info("episode %s: %s", episode.id, error)
+                stop_episode = StopReason.context_limit
+                break
             except TeacherError as error:
                 outcome = _error_outcome(f"teacher error: {error}")
                 break
@@ -137,7 +143,7 @@ class EpisodeRunner:
                 final=parsed.final,
             )
             reward, done, valid, won = 0.0, False, False, False
-            stop_episode: StopReason | None = None
+            stop_episode = None
             if parsed.action is None:
                 reply = protocol.unparsed_reply(parsed)
                 if reply is None:

@@ -82,6 +82,11 @@ class TeacherError(PrefbuildError):
     message says why and where (the command line prints it as one ``error:`` line)."""
 
 
+class ContextLimitError(TeacherError):
+    """The server refused the request because the conversation no longer fits the model's context
+    window (HTTP 400 "maximum context length"): the episode ends there, with ``context_limit``."""
+
+
 class Teacher(ABC):
     """Async teacher. Use as ``async with teacher:`` so servers and clients are cleaned up.
 

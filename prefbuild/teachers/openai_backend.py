@@ -40,6 +40,7 @@ import json
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -48,7 +49,14 @@ import aiohttp
 
 from prefbuild.records import Message
 from prefbuild.secrets import mask, register
-from prefbuild.teachers.base import Completion, Sampling, Teacher, TeacherError, TeacherRequest
+from prefbuild.teachers.base import (
+    Completion,
+    ContextLimitError,
+    Sampling,
+    Teacher,
+    TeacherError,
+    TeacherRequest,
+)
 from prefbuild.teachers.endpoints import Endpoint, EndpointPool
 from prefbuild.tooluse.native import response_tool_calls, tool_options
 
@@ -225,6 +233,29 @@ def _split_tokens(total: int, texts: Sequence[str]) -> list[int]:
     for index in range(total - sum(shares)):
         shares[index % len(shares)] += 1
     return shares
+
+
+# How OpenAI-compatible servers refuse a prompt that does not fit the context window (HTTP 400):
+# vLLM "This model's maximum context length is N tokens. However, your prompt contains ..." and
+# "The decoder prompt (length N) is longer than the maximum model length of M", OpenAI
+# "context_length_exceeded", SGLang "... is longer than the model's context length ...".
+_CONTEXT_LIMIT = re.compile(
+    r"maximum context length|maximum model length|context_length_exceeded|context length exceeded"
+    r"|longer than the model's context length|exceeds the (?:model's )?(?:maximum|max) context",
+    re.IGNORECASE,
+)
+
+
+def is_context_limit(status: int, message: str) -> bool:
+    """Whether a refusal says the conversation outgrew the model's context window.
+
+    Example:
+        >>> is_context_limit(400, "This model's maximum context length is 2048 tokens. However, your prompt ...")
+        True
+        >>> is_context_limit(400, "temperature must be non-negative")
+        False
+    """
+    return status in (400, 413, 422) and _CONTEXT_LIMIT.search(message) is not None
 
 
 def _server_message(raw: bytes) -> str:
@@ -514,4 +545,7 @@ class OpenAITeacher(Teacher):
         self.pool.record_success(endpoint)  # the server is up; the request is wrong
         if status == 404:
             raise TeacherError(f"teacher model {self.model!r} was not found at {url} (HTTP 404): {message}")
+        if is_context_limit(status, message):
+            raise ContextLimitError(f"the conversation no longer fits the model's context window (HTTP {status}): "
+                                    f"{message}")
         raise TeacherError(f"POST {url} was rejected: HTTP {status}: {message}")

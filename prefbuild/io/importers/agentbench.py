@@ -60,7 +60,7 @@ _STATUS = {
     "task limit reached": StopReason.max_steps,
     "agent invalid action": StopReason.protocol_stop,
     "agent validation failed": StopReason.protocol_stop,
-    "agent context limit": StopReason.error,
+    "agent context limit": StopReason.context_limit,
     "task error": StopReason.error,
     "unknown": StopReason.error,
 }
