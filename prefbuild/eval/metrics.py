@@ -174,8 +174,9 @@ def compare_rows(
     """Every metric of A and B with the difference B - A and its bootstrap interval.
 
     When A and B played the same tasks, each draw resamples the task ids once and scores both
-    policies on them (paired: the task-to-task variation cancels); otherwise each side's tasks
-    are resampled on their own.
+    policies on them (paired: the task-to-task variation cancels). When their tasks only overlap
+    (one evaluation played more tasks), both are compared on the shared tasks alone, paired; with
+    no task in common, each side's tasks are resampled on their own.
 
     Args:
         rows_a, rows_b: the episodes of the two evaluations.
@@ -192,6 +193,10 @@ def compare_rows(
         [1.0, 1.0, None, -40.0]
     """
     groups_a, groups_b = group_by_task(rows_a), group_by_task(rows_b)
+    shared = groups_a.keys() & groups_b.keys()
+    if shared and shared != groups_a.keys() | groups_b.keys():  # a paired comparison of the same tasks
+        groups_a = {task: rows for task, rows in groups_a.items() if task in shared}
+        groups_b = {task: groups_b[task] for task in groups_a}
     ks = sorted(set(pass_ks(groups_a)) & set(pass_ks(groups_b)))
     value_a = compute_metrics(list(groups_a.values()), modes, ks)
     value_b = compute_metrics(list(groups_b.values()), modes, ks)

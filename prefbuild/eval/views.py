@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from prefbuild.eval.metrics import Interval, MetricDifference
+from prefbuild.eval.metrics import Interval, MetricDifference, group_by_task
 from prefbuild.eval.run import EVALUATION, Evaluation, load_evaluation
 
 
@@ -57,8 +57,19 @@ def evaluation_table(evaluation: Evaluation) -> str:
 
 def comparison_table(a: Evaluation, b: Evaluation, differences: Sequence[MetricDifference]) -> str:
     """Two evaluations side by side: A, B, B - A and the bootstrap interval of B - A."""
-    kind = "paired over the same tasks" if differences and differences[0].paired else "independent task sets"
-    head = f"A = {a.model} ({a.run_dir})\nB = {b.model} ({b.run_dir})\nB - A with 95% bootstrap CI, {kind}"
+    tasks_a, tasks_b = set(group_by_task(a.episodes)), set(group_by_task(b.episodes))
+    shared = tasks_a & tasks_b
+    if not (differences and differences[0].paired):
+        kind = "independent task sets (no task in common)"
+    elif tasks_a == tasks_b:
+        kind = f"paired over the same {len(shared)} tasks"
+    else:
+        kind = (f"paired over the {len(shared)} tasks both played (left out: {len(tasks_a - shared)} of A's, "
+                f"{len(tasks_b - shared)} of B's)")
+    head = (f"A = {a.model} on {a.recipe} ({a.run_dir})\nB = {b.model} on {b.recipe} ({b.run_dir})\n"
+            f"B - A with 95% bootstrap CI, {kind}")
+    if a.recipe != b.recipe:
+        head += f"\nwarning: A and B evaluate different recipes ({a.recipe} and {b.recipe})"
     rows = [
         [d.metric, _number(d.a, d.metric), _number(d.b, d.metric), _signed(d.difference, d.metric),
          _interval(d.interval, d.metric)]

@@ -56,7 +56,8 @@ def test_compare_shows_the_difference_with_an_interval(evaluations):
     assert fv["paired"] and fv["b"] == 0 and fv["a"] > 0
     assert fv["difference"] == pytest.approx(-fv["a"]) and fv["interval"][1] <= 0
     table = CliRunner().invoke(main, ["eval", "--compare", str(run_a), str(run_b)])
-    assert "B - A" in table.output and "paired over the same tasks" in table.output
+    assert "B - A" in table.output and "paired over the same 6 tasks" in table.output
+    assert "warning" not in table.output  # the same recipe
 
 
 @pytest.mark.parametrize(

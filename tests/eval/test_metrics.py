@@ -81,3 +81,15 @@ def test_paired_comparison_sees_a_consistent_gain_that_independent_resampling_bl
     assert not independent[name].paired
     low, high = independent[name].interval
     assert low < -20.0 < high and high - low > 5.0
+
+
+def test_evaluations_of_overlapping_task_sets_are_compared_on_the_shared_tasks_paired():
+    # A played 12 tasks, B the first 8 of them (a smaller --num-tasks) and 2 others: the 8 shared are compared.
+    a = [row(f"t{i}", False, 10, invalid_action=i % 6 + 2) for i in range(12)]
+    b = [row(f"t{i}", False, 10, invalid_action=i % 6) for i in range(8)] + [row("x1", True, 10), row("x2", True, 10)]
+    name = "invalid_action_per_100_steps"
+    compared = {d.metric: d for d in compare_rows(a, b, ["invalid_action"], resamples=300)}
+    assert compared[name].paired
+    assert compared[name].difference == pytest.approx(-20.0)  # the extra tasks of either side are left out
+    assert compared[name].interval == pytest.approx((-20.0, -20.0))
+    assert compared["success_rate"].b == 0.0

@@ -12,8 +12,8 @@ import pytest
 
 from prefbuild.envs.base import Env, EnvTask, ParsedOutput, Protocol, StepResult
 from prefbuild.io.jsonl import read_records
-from prefbuild.records import Message, StepFacts, StopReason, TaskInfo, Trajectory
 from prefbuild.recipe import load_recipe_text
+from prefbuild.records import Message, StepFacts, StopReason, TaskInfo, Trajectory
 from prefbuild.rollout.generate import exit_code, generate
 from prefbuild.teachers.openai_backend import is_context_limit
 
