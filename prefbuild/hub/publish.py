@@ -317,5 +317,6 @@ def publish_dataset_dir(
     reason = _redact(_describe_failure(failure, repo_id), token).rstrip(".")
     raise PublishError(
         f"publishing {plan.dataset_dir} to {constants.ENDPOINT}/datasets/{repo_id} failed{tries}: {reason}. "
-        f"The local dataset is unchanged and the Hub keeps its previous version; run the same command to retry."
+        f"The local dataset is unchanged and the Hub keeps its previous version (a dataset this push created "
+        f"stays empty); run the same command to retry."
     ) from None
