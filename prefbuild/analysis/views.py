@@ -266,11 +266,11 @@ def inspect_file(
         blocks.append(render(record))
         blocks.append(Rule(style="dim"))
     if not chosen:
-        blocks.append(Text(f"no {kind} in {where} matches the filters", style="yellow"))
+        message = f"no {kind} in {where} matches the filters"
         if filters.task_type is not None and filters.task_type not in task_types:
             known = ", ".join(sorted(task_types)) or "none"
-            blocks.append(Text(f"no record has task type {filters.task_type!r}; the task types here: {known}",
-                               style="yellow"))
+            message += f"\nno record has task type {filters.task_type!r}; the task types here: {known}"
+        blocks.append(Text(message, style="yellow"))
     use_pager = console.is_terminal if pager is None else pager
     if use_pager:
         with console.pager(styles=True):
