@@ -89,7 +89,8 @@ def generate(
         out: the run directory (default: the recipe's ``output.dir`` or ``runs/<name>``).
         shard: ``K/N`` to run one slice of the tasks.
         limit: at most this many episodes.
-        new: use a fresh sibling directory if ``out`` belongs to another recipe.
+        new: if ``out`` belongs to another recipe, use a sibling (``out-2``...), fresh or holding this
+            recipe's run.
         quiet: no progress display.
         teacher: a ready ``Teacher`` to use instead of the recipe's.
         ray: run the shards on a Ray cluster: an address (``"auto"``, ``"host:6379"``, ``"local"``

@@ -188,7 +188,8 @@ def _recipe_options(function: Any) -> Any:
     function = click.option("--limit", type=int, help="Run at most N episodes.")(function)
     function = click.option("--shard", metavar="K/N", help="Run only slice K of N (0-based) of the tasks.")(function)
     function = click.option("--new", is_flag=True,
-                            help="If the run directory belongs to another recipe, use a fresh sibling.")(function)
+                            help="If the run directory belongs to another recipe, use a sibling (NAME-2, ...): "
+                                 "a fresh one, or the one this recipe already started (resumed).")(function)
     function = click.option("--quiet", "-q", is_flag=True, help="No progress display.")(function)
     function = click.option("--keep-failed", is_flag=True,
                             help="On resume, keep episodes that ended in error instead of playing them again "

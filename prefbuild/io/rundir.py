@@ -84,12 +84,17 @@ def write_manifest(run_dir: Path, manifest: Manifest) -> None:
     atomic_write_text(run_dir / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
 
 
-def next_free_dir(run_dir: Path) -> Path:
-    """``runs/name-2``, ``runs/name-3``, ... the first that does not exist."""
+def next_free_dir(run_dir: Path, loaded: LoadedRecipe | None = None) -> Path:
+    """``runs/name-2``, ``runs/name-3``, ... the first that does not exist, or (with ``loaded``) that
+    already holds a run of that recipe: the same ``--new`` command again resumes the sibling it started."""
     for number in range(2, 10_000):
         candidate = run_dir.with_name(f"{run_dir.name}-{number}")
         if not candidate.exists():
             return candidate
+        if loaded is not None:
+            existing = read_manifest(candidate)
+            if existing is not None and existing.recipe_hash == loaded.recipe.generation_hash():
+                return candidate
     raise PrefbuildError(f"no free run directory next to {run_dir}")
 
 
@@ -144,8 +149,9 @@ def _holds_other_files(run_dir: Path) -> bool:
 
 
 def choose_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False) -> Path:
-    """The directory a run of ``loaded`` writes: ``run_dir``, or with ``new`` a fresh sibling (``name-2``...)
-    when ``run_dir`` holds another recipe's episodes. Reads only; ``prepare_run_dir`` writes.
+    """The directory a run of ``loaded`` writes: ``run_dir``, or with ``new`` a sibling (``name-2``...)
+    when ``run_dir`` holds another recipe's episodes: the first that is fresh or already holds this
+    recipe's run (so the same command resumes it). Reads only; ``prepare_run_dir`` writes.
 
     Raises:
         PrefbuildError: ``run_dir`` holds another recipe's episodes (without ``new``), or is a
@@ -164,7 +170,7 @@ def choose_run_dir(loaded: LoadedRecipe, run_dir: Path, *, new: bool = False) ->
                 f"{run_dir} holds episodes of a different recipe (generation hash {existing.recipe_hash}, this recipe "
                 f"{recipe.generation_hash()}); use --out DIR for another directory or --new for a fresh one"
             )
-        return next_free_dir(run_dir)
+        return next_free_dir(run_dir, loaded)
     if existing is None and run_dir.exists() and _holds_other_files(run_dir) and not (run_dir / TRAJECTORIES).exists():
         raise PrefbuildError(f"{run_dir} exists and is not a prefbuild run directory; choose another --out")
     return run_dir

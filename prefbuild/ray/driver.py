@@ -243,7 +243,7 @@ def generate_on_ray(
         options: cluster settings (``RayOptions``).
         limit: at most this many episodes (the first ones of the plan).
         quiet: no progress display.
-        new: a fresh sibling directory if ``out`` belongs to another recipe.
+        new: if ``out`` belongs to another recipe, a sibling that is fresh or holds this recipe's run.
         keep_failed: keep episodes that ended in error as they are (default: play them again, as
             a single-machine run does).
 

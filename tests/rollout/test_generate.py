@@ -72,6 +72,11 @@ def test_other_recipe_is_refused_unless_new(tmp_path: Path) -> None:
         generate(loaded("seed=2"), out=out, quiet=True, teacher=expert())
     other = generate(loaded("seed=2"), out=out, limit=1, quiet=True, new=True, teacher=expert())
     assert other.run_dir == tmp_path / "run-2"
+    # The same --new command again resumes the sibling it started; a third recipe gets the next one.
+    again = generate(loaded("seed=2"), out=out, quiet=True, new=True, teacher=expert())
+    assert again.run_dir == tmp_path / "run-2" and again.stats.skipped == 1 and again.stats.done == 5
+    assert generate(loaded("seed=3"), out=out, limit=1, quiet=True, new=True, teacher=expert()).run_dir == (
+        tmp_path / "run-3")
     # Endpoints and task counts are not part of the generation hash: same run dir is fine.
     generate(loaded("env.num_tasks=7", "teacher.base_urls=[http://127.0.0.1:8/v1]"), out=out, limit=1, quiet=True,
              teacher=expert())
