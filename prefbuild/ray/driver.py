@@ -306,7 +306,7 @@ def _generate(loaded: LoadedRecipe, out_text: str, run_dir: Path, options: RayOp
     for outcome in sorted(outcomes, key=lambda outcome: outcome.shard):
         add_stats(stats, outcome.stats)  # skipped: in the run directory, or stored by an earlier attempt
     stats.skipped += len(done & positions.keys())
-    update_manifest(run_dir, time.monotonic() - started, stats, len(skipped_items))
+    update_manifest(run_dir, time.monotonic() - started, len(skipped_items))
     if not is_local(out_text):
         _upload(run_dir, out_text, options.storage_options)
     store.remove()

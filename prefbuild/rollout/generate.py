@@ -19,8 +19,9 @@ from typing import Any
 
 from prefbuild.collector import fewer_collections
 from prefbuild.errors import PrefbuildError
-from prefbuild.io.jsonl import JsonlWriter
+from prefbuild.io.jsonl import JsonlWriter, read_records
 from prefbuild.io.rundir import (
+    FAILED,
     TRAJECTORIES,
     finished_episode_ids,
     iter_trajectories,
@@ -30,6 +31,7 @@ from prefbuild.io.rundir import (
     write_manifest,
 )
 from prefbuild.recipe import LoadedRecipe, Recipe
+from prefbuild.records import Trajectory, UsageTotals
 from prefbuild.rollout.episode import EpisodeRunner
 from prefbuild.rollout.plan import Episode, Shard, plan_episodes, planned_count
 from prefbuild.rollout.progress import ProgressDisplay, RolloutStats
@@ -180,7 +182,7 @@ def _close_run(run_dir: Path, path: Path, positions: dict[str, int], seconds: fl
     try:
         if order:
             order_file(path, positions)
-        update_manifest(run_dir, seconds, stats, invalid_items)
+        update_manifest(run_dir, seconds, invalid_items)
     except OSError as error:
         if not failing:
             raise
@@ -188,29 +190,40 @@ def _close_run(run_dir: Path, path: Path, positions: dict[str, int], seconds: fl
                     run_dir, error)
 
 
-def _file_counts(run_dir: Path) -> dict[str, int]:
-    """Episode, success, error and step counts read from the run's trajectory files (the truth,
-    also after a killed run)."""
+def _file_counts(run_dir: Path) -> tuple[dict[str, int], UsageTotals]:
+    """Episode, success, error and step counts read from the run's trajectory files, and the teacher
+    usage of every episode on disk, the failed attempts set aside included (the truth, also after a
+    killed run: an invocation's own counters die with it)."""
     counts = {"episodes": 0, "successes": 0, "errors": 0, "steps": 0}
+    usage = UsageTotals()
     for trajectory in iter_trajectories(run_dir):
         counts["episodes"] += 1
         counts["successes"] += int(trajectory.outcome.success)
         counts["errors"] += int(trajectory.outcome.stop_reason.value == "error")
         counts["steps"] += len(trajectory.steps)
-    return counts
+        _add_usage(usage, trajectory.usage)
+    for path in sorted((run_dir / TRAJECTORIES / FAILED).glob("*.jsonl")):
+        for trajectory in read_records(path, Trajectory):
+            _add_usage(usage, trajectory.usage)
+    return counts, usage
 
 
-def update_manifest(run_dir: Path, seconds: float, stats: RolloutStats, invalid_items: int) -> None:
-    """Counts from the run's files (and the data items the envs skipped), plus this invocation's time
-    and token usage, into its manifest."""
+def _add_usage(total: UsageTotals, usage: UsageTotals) -> None:
+    total.requests += usage.requests
+    total.prompt_tokens += usage.prompt_tokens
+    total.completion_tokens += usage.completion_tokens
+
+
+def update_manifest(run_dir: Path, seconds: float, invalid_items: int) -> None:
+    """Counts and teacher usage from the run's files (and the data items the envs skipped), plus this
+    invocation's time, into its manifest."""
     manifest = read_manifest(run_dir)
     if manifest is None:
         return
-    manifest.counts = {**manifest.counts, **_file_counts(run_dir), "invalid_items": invalid_items}
+    counts, usage = _file_counts(run_dir)
+    manifest.counts = {**manifest.counts, **counts, "invalid_items": invalid_items}
     manifest.timings = {**manifest.timings, "generate_s": round(manifest.timings.get("generate_s", 0.0) + seconds, 3)}
-    manifest.usage.requests += stats.usage.requests
-    manifest.usage.prompt_tokens += stats.usage.prompt_tokens
-    manifest.usage.completion_tokens += stats.usage.completion_tokens
+    manifest.usage = usage
     if "generate" not in manifest.stages:
         manifest.stages = [*manifest.stages, "generate"]
     write_manifest(run_dir, manifest)

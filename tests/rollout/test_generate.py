@@ -65,6 +65,21 @@ def test_a_smaller_plan_says_which_episodes_it_no_longer_plans(tmp_path: Path) -
     assert generate(loaded("env.num_tasks=4"), out=out, limit=1, quiet=True, teacher=expert()).outside_plan == 0
 
 
+def test_manifest_usage_counts_the_episodes_of_a_killed_invocation(tmp_path: Path) -> None:
+    from prefbuild.io.rundir import write_manifest
+    from prefbuild.records import Trajectory, UsageTotals
+
+    out = tmp_path / "run"
+    generate(loaded(), out=out, limit=4, quiet=True, teacher=expert())
+    killed = read_manifest(out)
+    killed.usage = UsageTotals()  # SIGKILL: the invocation wrote its episodes but never closed the manifest
+    write_manifest(out, killed)
+    generate(loaded(), out=out, quiet=True, teacher=expert())
+    played = [Trajectory.model_validate_json(line) for line in (out / "trajectories" / "episodes.jsonl").open()]
+    assert len(played) == 6
+    assert read_manifest(out).usage.requests == sum(t.usage.requests for t in played) > 0
+
+
 def test_other_recipe_is_refused_unless_new(tmp_path: Path) -> None:
     out = tmp_path / "run"
     generate(loaded(), out=out, limit=1, quiet=True, teacher=expert())
