@@ -15,6 +15,7 @@ A bad row stops the load with ``file:line field: message`` (for parquet, ``line`
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,9 @@ from prefbuild.envs.code.problems import CodeProblem, IOTests
 from prefbuild.errors import PrefbuildError, describe_validation_error
 
 PROMPT_KEYS = ("problem", "question", "prompt")
+# newfacade/LeetCodeDataset: ``prompt`` is the harness's import preamble, not the problem; the
+# statement is ``problem_description`` (with ``starter_code``), the tests call ``entry_point``.
+CODE_PROMPT_KEYS = ("question", "problem", "problem_description", "prompt")
 
 
 class CodeDataError(PrefbuildError, ValueError):
@@ -67,6 +71,52 @@ def _tests(raw: Any, where: str) -> IOTests:
         raise CodeDataError(f"{where} input_output.{field}: {message}") from None
 
 
+def _literal(text: Any, where: str) -> Any:
+    try:
+        return ast.literal_eval(text.strip()) if isinstance(text, str) else text
+    except (ValueError, SyntaxError):  # handled: reported as the row's error below
+        raise CodeDataError(
+            f"{where} input_output: {text!r:.80} is not a Python literal (LeetCode tree / linked-list "
+            "problems cannot be graded by value; filter them out)"
+        ) from None
+
+
+def _leetcode_tests(row: dict[str, Any], where: str) -> IOTests:
+    """LeetCodeDataset tests: ``{"input": "nums = [2,7], target = 9", "output": "[0, 1]"}`` pairs
+    calling ``entry_point`` (``Solution().twoSum``) with those keyword arguments, in signature order."""
+    pairs = row["input_output"]
+    if isinstance(pairs, str):
+        pairs = json.loads(pairs)
+    name = str(row["entry_point"]).rsplit(".", 1)[-1].strip()
+    inputs, outputs = [], []
+    for pair in pairs:
+        try:
+            call = ast.parse(f"f({pair['input']})", mode="eval").body
+        except SyntaxError:
+            raise CodeDataError(f"{where} input_output: cannot read the arguments {pair['input']!r:.80}") from None
+        assert isinstance(call, ast.Call)
+        arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+        inputs.append([_literal(ast.unparse(argument), where) for argument in arguments])
+        outputs.append(_literal(pair["output"], where))
+    try:
+        return IOTests(inputs=inputs, outputs=outputs, fn_name=name)
+    except ValidationError as error:
+        field, message = describe_validation_error(error)
+        raise CodeDataError(f"{where} input_output.{field}: {message}") from None
+
+
+def _is_leetcode(row: dict[str, Any]) -> bool:
+    pairs = row.get("input_output")
+    if isinstance(pairs, str):
+        try:
+            pairs = json.loads(pairs)
+        except json.JSONDecodeError:  # handled: not LeetCode's layout; _tests reports it
+            return False
+    return bool(row.get("entry_point")) and isinstance(pairs, list) and all(
+        isinstance(pair, dict) and {"input", "output"} <= pair.keys() for pair in pairs
+    )
+
+
 def _joined_lines(value: Any) -> Any:
     if isinstance(value, list) and value and all(isinstance(line, str) for line in value):
         return "\n".join(value) + ("" if value[-1].endswith("\n") else "\n")
@@ -76,6 +126,9 @@ def _joined_lines(value: Any) -> Any:
 def _reference(row: dict[str, Any]) -> str | None:
     if isinstance(row.get("reference"), str):
         return row["reference"]
+    if row.get("entry_point") and isinstance(row.get("completion"), str):  # LeetCodeDataset: preamble + solution
+        preamble = row.get("prompt") if isinstance(row.get("prompt"), str) else ""
+        return preamble + row["completion"]
     solutions = row.get("solutions")
     if isinstance(solutions, str):
         try:
@@ -110,8 +163,10 @@ def parse_row(row: Any, *, source: str, default_id: str) -> CodeProblem:
     identifier = str(row.get("id") or row.get("task_id") or default_id)
     category = row.get("category") or row.get("type") or row.get("difficulty")
     if row.get("input_output") is not None:
-        _, prompt = _text_field(row, ("question", "problem", "prompt"), source)
-        tests = _tests(row["input_output"], source)
+        key, prompt = _text_field(row, CODE_PROMPT_KEYS, source)
+        if key == "problem_description" and isinstance(row.get("starter_code"), str) and row["starter_code"].strip():
+            prompt = f"{prompt.rstrip()}\n\nStarter code:\n```python\n{row['starter_code'].rstrip()}\n```"
+        tests = _leetcode_tests(row, source) if _is_leetcode(row) else _tests(row["input_output"], source)
         return CodeProblem(
             id=identifier, kind="code", category=str(category or "programs"), prompt=prompt, tests=tests,
             reference=_reference(row), source=source,
