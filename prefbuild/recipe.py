@@ -64,6 +64,9 @@ class PairsConfig(Section):
     strategies: list[StrategyConfig] = Field(default_factory=lambda: [StrategyConfig(name="stepwise")])
     max_per_reason: int | None = Field(default=None, ge=1)
     max_per_trajectory: int | None = Field(default=None, ge=1)
+    balance_envs: bool = Field(
+        default=False, description="Cut every env's pairs to the count of the env with the fewest (a seeded sample)."
+    )
     dedup: bool = True
     near_dedup: bool = False
     test_fraction: float = Field(default=0.1, ge=0, lt=1)

@@ -23,6 +23,8 @@ from prefbuild.cli.errors import PrefbuildCommand
               help="Keep at most this many pairs per failure mode (a seeded sample): balances the modes.")
 @click.option("--max-per-trajectory", type=click.IntRange(min=1), default=None,
               help="Keep at most this many pairs from one episode.")
+@click.option("--balance-envs/--no-balance-envs", default=None,
+              help="Cut every env's pairs to the count of the env with the fewest (default: the recipe's).")
 @click.option("--test-fraction", type=click.FloatRange(0, 1, max_open=True), default=None,
               help="Share of tasks whose pairs go to the test split (split by task id, never by pair).")
 @click.option("--seed", type=int, default=None, help="Seed of the sampling and the split (default: the recipe's).")
@@ -36,6 +38,7 @@ def pair_command(
     strategy_names: tuple[str, ...],
     max_per_reason: int | None,
     max_per_trajectory: int | None,
+    balance_envs: bool | None,
     test_fraction: float | None,
     seed: int | None,
     dedup: bool | None,
@@ -62,6 +65,7 @@ def pair_command(
         strategies=strategy_names,
         max_per_reason=max_per_reason,
         max_per_trajectory=max_per_trajectory,
+        balance_envs=balance_envs,
         test_fraction=test_fraction,
         seed=seed,
         dedup=dedup,

@@ -13,6 +13,7 @@ reason wait in a temporary file, not in memory.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -154,13 +155,8 @@ def process(
     near_dedup: bool,
     test_fraction: float,
     seed: int,
+    balance_envs: bool = False,
 ) -> Iterator[Pair]:
-    seen_exact: set[str] = set()
-    seen_near: set[str] = set()
-    per_trajectory: Counter[str] = Counter()
-    balancer = BottomK(max_per_reason, seed) if max_per_reason is not None else None
-    arrival = 0
-
     def finalise(pair: Pair) -> Pair:
         split = split_for(pair.source.task_id, test_fraction, seed)
         final = pair.model_copy(update={"split": split})
@@ -170,6 +166,32 @@ def process(
         counts.by_strategy[final.strategy] += 1
         return final
 
+    kept = _sampled(strategies, trajectories, counts, max_per_reason=max_per_reason,
+                    max_per_trajectory=max_per_trajectory, dedup=dedup, near_dedup=near_dedup, seed=seed)
+    if balance_envs:
+        kept = _balanced_envs(kept, counts, seed)
+    for pair in kept:
+        yield finalise(pair)
+    _collect_stats(strategies, counts)
+
+
+def _sampled(
+    strategies: Sequence[PairStrategy],
+    trajectories: Iterable[Trajectory],
+    counts: PairCounts,
+    *,
+    max_per_reason: int | None,
+    max_per_trajectory: int | None,
+    dedup: bool,
+    near_dedup: bool,
+    seed: int,
+) -> Iterator[Pair]:
+    """The strategies' pairs validated, deduplicated, capped per trajectory and sampled per reason."""
+    seen_exact: set[str] = set()
+    seen_near: set[str] = set()
+    per_trajectory: Counter[str] = Counter()
+    balancer = BottomK(max_per_reason, seed) if max_per_reason is not None else None
+    arrival = 0
     for batch in _feed_all(strategies, trajectories, counts):
         survivors: list[Pair] = []
         for candidate in batch:
@@ -200,14 +222,25 @@ def process(
         for pair in survivors:
             arrival += 1
             if balancer is None:
-                yield finalise(pair)
+                yield pair
                 continue
             if balancer.offer(reason_key(pair), pair, arrival):
                 counts.balanced_out[reason_key(pair)] += 1
     if balancer is not None:
         for _, pair in balancer.drain():
-            yield finalise(pair)
-    _collect_stats(strategies, counts)
+            yield pair
+
+
+def _balanced_envs(pairs: Iterable[Pair], counts: PairCounts, seed: int) -> Iterator[Pair]:
+    """``pairs`` with every env's cut to the count of the env with the fewest (seeded ranks), in order;
+    the pairs wait in a spool file meanwhile. The cut is counted as ``balanced_out["env:<name>"]``."""
+    keeper = BottomK(sys.maxsize, seed)
+    for arrival, pair in enumerate(pairs):
+        keeper.offer(pair.source.env, pair, arrival)
+    for env, number in keeper.trim_to_smallest_bucket().items():
+        counts.balanced_out[f"env:{env}"] += number
+    for _, pair in keeper.drain():
+        yield pair
 
 
 def _cap(pairs: list[Pair], kept: Counter[str], limit: int, seed: int, counts: PairCounts) -> list[Pair]:
@@ -236,9 +269,12 @@ def build_pairs(
     test_fraction: float = 0.1,
     seed: int = 0,
     teacher: Any = None,
+    balance_envs: bool = False,
 ) -> PairReport:
     """Build pairs from ``trajectories`` with ``strategies`` (``{"name": ..., "params": {...}}`` or instances).
 
+    ``balance_envs`` cuts every env's pairs to the count of the env with the fewest (after the other
+    caps), for a dataset balanced between, say, DBBench and the household tasks.
     ``teacher`` is handed to strategies that need one (``stepwise`` with ``chosen: teacher``,
     ``style`` with ``rewrite: teacher``, ``best_of_n``) unless their params carry their own.
     Nothing is written; iterate the returned report for the pairs.
@@ -269,5 +305,6 @@ def build_pairs(
         near_dedup=near_dedup,
         test_fraction=test_fraction,
         seed=seed,
+        balance_envs=balance_envs,
     )
     return PairReport(pairs, counts)

@@ -9,6 +9,8 @@ Each step is a small pure piece so the pipeline can apply them in one streaming 
 - exact dedup by ``content_hash`` (prompt, chosen, rejected), and an optional near-duplicate
   pass on a normalised key (the current observation, chosen and rejected with case,
   whitespace and punctuation folded; the earlier history is ignored), both keeping the first.
+- ``balance_envs``: every env's pairs cut to the count of the env with the fewest (the same
+  seeded ranks), after the other caps;
 - ``max_per_trajectory`` and ``max_per_reason``: bottom-k samples by a seeded hash of the
   pair id, so which pairs survive does not depend on input order and needs memory only for
   the k kept per bucket.
@@ -169,6 +171,21 @@ class BottomK:
         offset = self._spool.seek(0, os.SEEK_END)
         self._spool.write(data)
         return _Kept(neg_rank, arrival, offset, len(data), as_json)
+
+    def trim_to_smallest_bucket(self) -> dict[str, int]:
+        """Cut every bucket to the size of the smallest, keeping the smallest ranks; returns how many
+        pairs each bucket lost."""
+        if not self.heaps:
+            return {}
+        smallest = min(len(heap) for heap in self.heaps.values())
+        dropped: dict[str, int] = {}
+        for bucket, heap in self.heaps.items():
+            extra = len(heap) - smallest
+            for _ in range(extra):
+                heapq.heappop(heap)  # the largest rank kept (a max-heap on rank)
+            if extra:
+                dropped[bucket] = extra
+        return dropped
 
     def drain(self) -> Iterator[tuple[int, Pair]]:
         """Every kept pair with its arrival number, in arrival order; closes the spool."""

@@ -55,6 +55,7 @@ def pair_files(
     dedup: bool | None = None,
     near_dedup: bool | None = None,
     stats_path: Path | None = None,
+    balance_envs: bool | None = None,
 ) -> PairCounts:
     """Build pairs from ``trajectory_files`` into ``output``.
 
@@ -63,7 +64,7 @@ def pair_files(
         output: the ``pairs.jsonl`` to write (replaced only when complete).
         recipe: whose ``pairs`` section, seed and teacher to use; None for the defaults.
         strategies: strategy names replacing the recipe's (with default params).
-        max_per_reason, max_per_trajectory, test_fraction, seed, dedup, near_dedup: overrides.
+        max_per_reason, max_per_trajectory, test_fraction, seed, dedup, near_dedup, balance_envs: overrides.
         stats_path: where to write the counts as JSON, if anywhere.
 
     Returns:
@@ -97,6 +98,7 @@ def pair_files(
             test_fraction=config.test_fraction if test_fraction is None else test_fraction,
             seed=(recipe.recipe.seed if recipe is not None else 0) if seed is None else seed,
             teacher=teacher,
+            balance_envs=config.balance_envs if balance_envs is None else balance_envs,
         )
     except (KeyError, ValueError) as error:
         if isinstance(error, PrefbuildError):

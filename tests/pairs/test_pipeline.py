@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -193,3 +194,28 @@ def test_a_plugin_pair_edited_after_make_pair_is_hashed_as_it_is():
     pairs = report.collect()
     assert [p.chosen[0].content for p in pairs] == ["go to cabinet 2"]
     assert report.counts.duplicates == 1
+
+
+def test_balance_envs_cuts_every_env_to_the_smallest_and_is_seeded(tmp_path: Path) -> None:
+    from prefbuild.io.rundir import iter_trajectories
+    from prefbuild.labelers import build_labelers, label_trajectories
+    from prefbuild.recipe import load_recipe
+    from prefbuild.rollout.generate import generate
+
+    loaded = load_recipe("agentbench-ironguard", ["teacher.backend=scripted", "teacher.model=scripted-expert"])
+    generate(loaded, out=tmp_path / "run", quiet=True)
+    played = list(iter_trajectories(tmp_path / "run"))
+    labelled = [labelled for env in ("sql", "household") for labelled in label_trajectories(
+        [t for t in played if t.env.name == env], build_labelers(None, env=env))]
+    specs = [{"name": "style"}, {"name": "stepwise", "params": {"chosen": "template"}}]
+    unbalanced = build_pairs(labelled, specs).collect()
+    by_env = Counter(pair.source.env for pair in unbalanced)
+    assert set(by_env) == {"sql", "household"} and by_env["sql"] != by_env["household"]
+    report = build_pairs(labelled, specs, balance_envs=True)
+    balanced = report.collect()
+    fewest = min(by_env.values())
+    assert Counter(pair.source.env for pair in balanced) == {"sql": fewest, "household": fewest}
+    bigger = max(by_env, key=lambda env: by_env[env])
+    assert report.counts.balanced_out == {f"env:{bigger}": by_env[bigger] - fewest}
+    assert [p.id for p in build_pairs(labelled, specs, balance_envs=True).collect()] == [p.id for p in balanced]
+    assert {p.id for p in balanced} <= {p.id for p in unbalanced}
