@@ -130,3 +130,13 @@ def test_set_addresses_env_sections_by_name_in_lists_and_single_sections() -> No
 def test_scripted_teacher_takes_env_specific_mistake_rates() -> None:
     loaded = load_recipe("simulate", ["teacher.scripted={sql_error: 0.1, wrong_answer: 0.1}"])
     assert loaded.recipe.teacher.scripted == {"sql_error": 0.1, "wrong_answer": 0.1}
+
+
+def test_the_roundwise_recipe_runs_without_a_gpu_as_its_comment_says(tmp_path: Path) -> None:
+    from prefbuild.api import run
+
+    overrides = ["teacher.backend=scripted", "teacher.model=scripted-expert", "env.num_tasks=12"]
+    assert "--set teacher.backend=scripted" in (Path(__file__).parents[2] / "prefbuild" / "recipes" /
+                                                "alfworld-roundwise.yaml").read_text()
+    summary = run("alfworld-roundwise", overrides=overrides, out=tmp_path / "run", quiet=True)
+    assert summary.pairs > 0
