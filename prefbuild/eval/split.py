@@ -2,7 +2,8 @@
 
 A recipe's ``env.split`` names the tasks its pairs are built from. An evaluation plays the
 env's held-out split instead: household and ALFWorld ``valid_unseen`` (floor plans that the
-training split never uses), the SQL and code envs' ``test``. Before a single episode runs,
+training split never uses), the SQL and code envs' ``test``, BFCL's ``heldout`` (the half of each
+category its ``train`` split never draws from), tau2-bench's ``test`` tasks. Before a single episode runs,
 ``check_disjoint`` builds both task lists and fails when any task, or for household any floor
 plan, appears in both, so a score can never come from a task the policy was trained on.
 """
@@ -21,6 +22,8 @@ HELD_OUT_SPLITS: dict[str, str] = {
     "alfworld": "valid_unseen",
     "sql": "test",
     "code": "test",
+    "bfcl": "heldout",  # the half of each category the train split never draws from
+    "tau2": "test",  # tau2-bench's own test tasks of each domain
 }
 """Env name -> the split an evaluation plays for ``--tasks test``."""
 

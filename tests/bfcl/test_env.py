@@ -26,8 +26,8 @@ def test_tasks_are_deterministic_and_filtered() -> None:
     assert first != [task.info.id for task in env.tasks("test", 8, 4, ["miss_param", "base"])]
     with pytest.raises(ValueError, match="unknown task types"):
         list(env.tasks("test", 1, 0, ["live_simple"]))
-    with pytest.raises(ValueError, match="only 'test'"):
-        list(env.tasks("train", 1, 0))
+    with pytest.raises(ValueError, match="unknown split 'valid'; known: test, train, heldout"):
+        list(env.tasks("valid", 1, 0))
 
 
 def test_data_is_read_strictly() -> None:

@@ -44,3 +44,25 @@ def test_bfcl_envtuning_recipe_with_scripted_teacher(tmp_path: Path) -> None:
     pairs = list(read_records(out / "pairs.jsonl", Pair))
     assert pairs and {pair.reason for pair in pairs} == {"invalid_action"}
     assert list((out / "dataset").rglob("*.parquet"))
+
+
+def test_train_and_heldout_halves_split_every_category_and_eval_plays_the_heldout_one() -> None:
+    from prefbuild.envs.bfcl.data import CATEGORIES, load_entries
+    from prefbuild.envs.bfcl.env import BfclEnv
+    from prefbuild.eval.run import evaluation_recipe
+    from prefbuild.recipe import load_recipe
+
+    env = BfclEnv()
+    for category in CATEGORIES:
+        train = {task.info.id for task in env.tasks("train", 1000, 0, [category])}
+        heldout = {task.info.id for task in env.tasks("heldout", 1000, 3, [category])}
+        everything = {entry.id for entry in load_entries(category)}
+        assert not train & heldout and train | heldout == everything and abs(len(train) - len(heldout)) <= 1
+        assert {task.info.split for task in env.tasks("train", 2, 0, [category])} == {"train"}
+    # The bundled recipe trains on the card's 100 base tasks of the train half; eval plays the other half.
+    loaded = load_recipe("bfcl-envtuning")
+    section = loaded.recipe.envs[0]
+    assert (section.split, section.task_types, section.num_tasks) == ("train", ["base"], 100)
+    evaluation = evaluation_recipe(loaded, "some-model", num_tasks=400,
+                                   samples_per_task=1).recipe.envs[0]  # checked disjoint inside
+    assert evaluation.split == "heldout"

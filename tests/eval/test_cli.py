@@ -66,7 +66,7 @@ def test_compare_shows_the_difference_with_an_interval(evaluations):
         (["eval", "--compare", "nope-a", "nope-b"], "error: nope-a: no evaluation.json"),
         (["eval", "simulate", "--model", "x", "--tasks", "train"], "is the training split"),
         (["eval", "simulate"], "eval needs RECIPE and --model"),
-        (["eval", "bfcl-envtuning", "--model", "x"], "no known held-out split"),
+        (["eval", "bfcl-envtuning", "--model", "x", "--set", "env.split=test"], "shares 'multi_turn_base_"),
     ],
 )
 def test_bad_input_is_one_error_line(args, message):

@@ -13,6 +13,7 @@ failed calls; ``max_steps_per_turn`` is BFCL's force-quit limit (20).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Iterator, Sequence
@@ -31,7 +32,9 @@ from prefbuild.records import Message, Role, StepFacts, TaskInfo, ToolCall, Tool
 from prefbuild.tooluse.actions import decode_action, encode_action
 from prefbuild.tooluse.dispatch import ToolReply, joined_observation
 
-SPLIT = "test"
+SPLIT = "test"  # every entry of the chosen categories: what BFCL itself scores
+TRAIN, HELDOUT = "train", "heldout"  # a fixed half of each category, and the other half
+SPLITS = (SPLIT, TRAIN, HELDOUT)
 MAX_STEPS_PER_TURN = 20  # BFCL's MAXIMUM_STEP_LIMIT
 HintMode = Literal["off", "actionable"]
 
@@ -53,7 +56,31 @@ def new_functions_turn(tools: list[dict[str, Any]]) -> str:
     return f"<tools>\n{lines}\n</tools>\n{DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC}"
 
 
-def task_of(entry: BfclEntry, seed: int | None = None, options: dict[str, Any] | None = None) -> EnvTask:
+def split_entries(entries: Sequence[BfclEntry], split: str) -> list[BfclEntry]:
+    """The entries of one category that belong to ``split``, in their order.
+
+    BFCL ships one set of tasks. ``train`` is a fixed half of each category (the entries whose
+    ids hash lowest: the same for every seed and every release that keeps the ids) and
+    ``heldout`` the other half, so pairs built on ``train`` never meet an evaluation on
+    ``heldout``; ``test`` is every entry.
+
+    Example:
+        >>> entries = load_entries("base")
+        >>> train, heldout = split_entries(entries, "train"), split_entries(entries, "heldout")
+        >>> len(train) + len(heldout) == len(entries) and not {e.id for e in train} & {e.id for e in heldout}
+        True
+    """
+    if split == SPLIT:
+        return list(entries)
+    by_hash = sorted(entries, key=lambda entry: hashlib.sha256(entry.id.encode("utf-8")).hexdigest())
+    half = len(by_hash) // 2
+    chosen = {entry.id for entry in (by_hash[:half] if split == TRAIN else by_hash[half:])}
+    return [entry for entry in entries if entry.id in chosen]
+
+
+def task_of(
+    entry: BfclEntry, seed: int | None = None, options: dict[str, Any] | None = None, split: str = SPLIT
+) -> EnvTask:
     """The ``EnvTask`` for a BFCL entry.
 
     Args:
@@ -61,6 +88,7 @@ def task_of(entry: BfclEntry, seed: int | None = None, options: dict[str, Any] |
         seed: the sampling seed that chose it.
         options: env options the episode is played with (``hints``, ``max_steps_per_turn``);
             recorded in ``info.meta`` so a replay from the trajectory alone plays it the same way.
+        split: the split it was drawn from.
 
     Returns:
         The task; ``info.type`` is the category, ``info.goal`` the first question.
@@ -68,7 +96,7 @@ def task_of(entry: BfclEntry, seed: int | None = None, options: dict[str, Any] |
     first = " ".join(message.content for message in entry.question[0])
     meta = {"category": entry.category, "involved_classes": list(entry.involved_classes), "turns": len(entry.question)}
     meta.update(options or {})
-    info = TaskInfo(id=entry.id, type=entry.category, goal=first, split=SPLIT, seed=seed, meta=meta)
+    info = TaskInfo(id=entry.id, type=entry.category, goal=first, split=split, seed=seed, meta=meta)
     return EnvTask(info=info, payload=entry)
 
 
@@ -109,7 +137,8 @@ class BfclEnv(Env):
         """``n`` tasks of the chosen categories (all four by default), in a seeded order.
 
         Args:
-            split: ``test`` (BFCL has a single split).
+            split: ``test`` (every entry, as BFCL scores), ``train`` or ``heldout`` (the two
+                fixed halves of each category, see ``split_entries``).
             n: how many tasks.
             seed: the shuffle seed.
             task_types: categories to draw from.
@@ -117,17 +146,17 @@ class BfclEnv(Env):
         Returns:
             An iterator of tasks.
         """
-        if split != SPLIT:
-            raise ValueError(f"bfcl env: unknown split {split!r}; BFCL has only {SPLIT!r}")
+        if split not in SPLITS:
+            raise ValueError(f"bfcl env: unknown split {split!r}; known: {', '.join(SPLITS)}")
         categories = list(task_types or CATEGORIES)
         unknown = [category for category in categories if category not in CATEGORIES]
         if unknown:
             raise ValueError(f"bfcl env: unknown task types {unknown}; known: {', '.join(CATEGORIES)}")
-        entries = [entry for category in categories for entry in load_entries(category)]
+        entries = [entry for category in categories for entry in split_entries(load_entries(category), split)]
         random.Random(seed).shuffle(entries)
         options = {"hints": self.hints, "max_steps_per_turn": self.max_steps_per_turn}
         for entry in entries[:n]:
-            yield task_of(entry, seed, options)
+            yield task_of(entry, seed, options, split)
 
     # -- episode --------------------------------------------------------------------------
 
