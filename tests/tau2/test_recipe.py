@@ -42,3 +42,11 @@ def test_tau2_grpo_recipe_with_scripted_teacher_and_user(tmp_path: Path) -> None
     sft = list((out / "dataset").rglob("*.parquet"))
     assert sft
     assert "pass@1" in output or json.loads((out / "manifest.json").read_text())["counts"]
+
+
+def test_eval_plays_tau2_test_tasks_disjoint_from_the_training_tasks() -> None:
+    from prefbuild.eval.run import evaluation_recipe
+    from prefbuild.recipe import load_recipe
+
+    evaluation = evaluation_recipe(load_recipe("tau2-grpo-data"), "some-model")  # checked disjoint inside
+    assert [section.split for section in evaluation.recipe.envs] == ["test", "test", "test"]
