@@ -203,7 +203,7 @@ def pair(
         recipe: whose ``pairs`` section, seed and teacher to use.
         strategies: strategy names replacing the recipe's.
         **overrides: ``max_per_reason``, ``max_per_trajectory``, ``test_fraction``, ``seed``,
-            ``dedup``, ``near_dedup``, ``balance_envs``, ``stats_path``.
+            ``dedup``, ``near_dedup``, ``balance_envs``, ``max_tokens``, ``tokenizer``, ``stats_path``.
 
     Returns:
         ``PairCounts`` (``counts.as_dict()`` for plain data).

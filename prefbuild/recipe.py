@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from prefbuild.errors import LocatedError, PrefbuildError, plain_message
 from prefbuild.recipe_yaml import YamlInputError, parse_yaml
@@ -70,6 +70,19 @@ class PairsConfig(Section):
     dedup: bool = True
     near_dedup: bool = False
     test_fraction: float = Field(default=0.1, ge=0, lt=1)
+    max_tokens: int | None = Field(
+        default=None, ge=16, description="Keep only pairs whose prompt and longer side fit in this many tokens "
+        "(the trainer's max_length), counted with `tokenizer`."
+    )
+    tokenizer: str | None = Field(
+        default=None, description="The trained model's tokenizer (local folder or Hub id) for max_tokens."
+    )
+
+    @model_validator(mode="after")
+    def _budget_needs_a_tokenizer(self) -> PairsConfig:
+        if self.max_tokens is not None and not self.tokenizer:
+            raise ValueError("max_tokens needs tokenizer: the model you train (a local folder or a Hub id)")
+        return self
 
 
 class OutputConfig(Section):

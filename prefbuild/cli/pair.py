@@ -23,6 +23,10 @@ from prefbuild.cli.errors import PrefbuildCommand
               help="Keep at most this many pairs per failure mode (a seeded sample): balances the modes.")
 @click.option("--max-per-trajectory", type=click.IntRange(min=1), default=None,
               help="Keep at most this many pairs from one episode.")
+@click.option("--max-tokens", type=click.IntRange(min=16), default=None,
+              help="Keep only pairs whose prompt and longer side fit in N tokens (your trainer's max_length).")
+@click.option("--tokenizer", default=None,
+              help="The tokenizer --max-tokens counts with: the model you train (folder or Hub id).")
 @click.option("--balance-envs/--no-balance-envs", default=None,
               help="Cut every env's pairs to the count of the env with the fewest (default: the recipe's).")
 @click.option("--test-fraction", type=click.FloatRange(0, 1, max_open=True), default=None,
@@ -38,6 +42,8 @@ def pair_command(
     strategy_names: tuple[str, ...],
     max_per_reason: int | None,
     max_per_trajectory: int | None,
+    max_tokens: int | None,
+    tokenizer: str | None,
     balance_envs: bool | None,
     test_fraction: float | None,
     seed: int | None,
@@ -65,6 +71,8 @@ def pair_command(
         strategies=strategy_names,
         max_per_reason=max_per_reason,
         max_per_trajectory=max_per_trajectory,
+        max_tokens=max_tokens,
+        tokenizer=tokenizer,
         balance_envs=balance_envs,
         test_fraction=test_fraction,
         seed=seed,

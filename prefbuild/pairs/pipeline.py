@@ -21,6 +21,7 @@ from typing import Any
 
 from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
 from prefbuild.pairs.common import forget_validated, validated_content_hash
+from prefbuild.pairs.length import TokenBudget
 from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 from prefbuild.registry import is_own_class
@@ -156,6 +157,7 @@ def process(
     test_fraction: float,
     seed: int,
     balance_envs: bool = False,
+    budget: TokenBudget | None = None,
 ) -> Iterator[Pair]:
     def finalise(pair: Pair) -> Pair:
         split = split_for(pair.source.task_id, test_fraction, seed)
@@ -167,7 +169,8 @@ def process(
         return final
 
     kept = _sampled(strategies, trajectories, counts, max_per_reason=max_per_reason,
-                    max_per_trajectory=max_per_trajectory, dedup=dedup, near_dedup=near_dedup, seed=seed)
+                    max_per_trajectory=max_per_trajectory, dedup=dedup, near_dedup=near_dedup, seed=seed,
+                    budget=budget)
     if balance_envs:
         kept = _balanced_envs(kept, counts, seed)
     for pair in kept:
@@ -185,8 +188,10 @@ def _sampled(
     dedup: bool,
     near_dedup: bool,
     seed: int,
+    budget: TokenBudget | None = None,
 ) -> Iterator[Pair]:
-    """The strategies' pairs validated, deduplicated, capped per trajectory and sampled per reason."""
+    """The strategies' pairs validated, fitted to the token budget, deduplicated, capped per
+    trajectory and sampled per reason."""
     seen_exact: set[str] = set()
     seen_near: set[str] = set()
     per_trajectory: Counter[str] = Counter()
@@ -204,6 +209,9 @@ def _sampled(
                 if pair is None:
                     counts.invalid[f"{candidate.strategy}:{why}"] += 1
                     continue
+            if budget is not None and not budget.fits(pair):
+                counts.dropped[f"{pair.strategy}:longer than max_tokens {budget.max_tokens}"] += 1
+                continue
             if dedup:
                 key = content if content is not None else exact_key(pair)
                 if key in seen_exact:
@@ -270,9 +278,13 @@ def build_pairs(
     seed: int = 0,
     teacher: Any = None,
     balance_envs: bool = False,
+    max_tokens: int | None = None,
+    tokenizer: str | None = None,
 ) -> PairReport:
     """Build pairs from ``trajectories`` with ``strategies`` (``{"name": ..., "params": {...}}`` or instances).
 
+    ``max_tokens`` with ``tokenizer`` (the model you train) keeps only pairs whose prompt and
+    longer side fit the trainer's ``max_length`` (``prefbuild.pairs.length``).
     ``balance_envs`` cuts every env's pairs to the count of the env with the fewest (after the other
     caps), for a dataset balanced between, say, DBBench and the household tasks.
     ``teacher`` is handed to strategies that need one (``stepwise`` with ``chosen: teacher``,
@@ -285,6 +297,9 @@ def build_pairs(
         raise ValueError(f"test_fraction must be in [0, 1), not {test_fraction}")
     if not strategies:
         raise ValueError("build_pairs needs at least one strategy")
+    if max_tokens is not None and not tokenizer:
+        raise ValueError("max_tokens needs tokenizer: the model you train (a local folder or a Hub id)")
+    budget = TokenBudget(tokenizer, max_tokens) if max_tokens is not None and tokenizer else None
     built: list[PairStrategy] = []
     for position, spec in enumerate(strategies):
         if isinstance(spec, PairStrategy):
@@ -306,5 +321,6 @@ def build_pairs(
         test_fraction=test_fraction,
         seed=seed,
         balance_envs=balance_envs,
+        budget=budget,
     )
     return PairReport(pairs, counts)

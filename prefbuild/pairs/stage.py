@@ -56,6 +56,8 @@ def pair_files(
     near_dedup: bool | None = None,
     stats_path: Path | None = None,
     balance_envs: bool | None = None,
+    max_tokens: int | None = None,
+    tokenizer: str | None = None,
 ) -> PairCounts:
     """Build pairs from ``trajectory_files`` into ``output``.
 
@@ -64,7 +66,8 @@ def pair_files(
         output: the ``pairs.jsonl`` to write (replaced only when complete).
         recipe: whose ``pairs`` section, seed and teacher to use; None for the defaults.
         strategies: strategy names replacing the recipe's (with default params).
-        max_per_reason, max_per_trajectory, test_fraction, seed, dedup, near_dedup, balance_envs: overrides.
+        max_per_reason, max_per_trajectory, test_fraction, seed, dedup, near_dedup, balance_envs,
+            max_tokens, tokenizer: overrides.
         stats_path: where to write the counts as JSON, if anywhere.
 
     Returns:
@@ -99,6 +102,8 @@ def pair_files(
             seed=(recipe.recipe.seed if recipe is not None else 0) if seed is None else seed,
             teacher=teacher,
             balance_envs=config.balance_envs if balance_envs is None else balance_envs,
+            max_tokens=config.max_tokens if max_tokens is None else max_tokens,
+            tokenizer=config.tokenizer if tokenizer is None else tokenizer,
         )
     except (KeyError, ValueError) as error:
         if isinstance(error, PrefbuildError):

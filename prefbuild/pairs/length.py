@@ -1,0 +1,73 @@
+"""Pairs that fit a trainer's ``max_length``: tokens counted with the trained model's own chat template.
+
+A DPO trainer truncates (or drops) a row longer than its ``max_length``: an agent prompt holds
+the instructions and every turn so far, so a late decision of a long episode can lose the very
+turn the pair is about. ``pairs.max_tokens`` with ``pairs.tokenizer`` (the model you train, a
+local folder or a Hub id) keeps only pairs whose prompt plus the longer side fits.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from prefbuild.errors import PrefbuildError
+from prefbuild.exports.base import message_dict
+from prefbuild.records import Message, Pair
+
+log = logging.getLogger(__name__)
+
+
+class TokenBudget:
+    """Counts a pair's tokens as a trainer sees them: the tokenizer's chat template over the prompt
+    and one side (tools included), the longer of the two sides.
+
+    Args:
+        tokenizer: a local folder or a Hub id of the model you train (its ``tokenizer_config.json``).
+        max_tokens: the trainer's ``max_length``.
+
+    Raises:
+        PrefbuildError: transformers is missing, or the tokenizer cannot be loaded (one line).
+
+    Example:
+        >>> budget = TokenBudget("Qwen/Qwen3-4B-Instruct-2507", 2048)  # doctest: +SKIP
+        >>> budget.fits(pair)  # doctest: +SKIP
+        True
+    """
+
+    def __init__(self, tokenizer: str, max_tokens: int) -> None:
+        try:
+            from transformers import AutoTokenizer
+        except ImportError:  # handled: raised as the one-line error below
+            raise PrefbuildError(
+                "pairs.max_tokens counts tokens with the transformers library: pip install 'prefbuild[local]'"
+            ) from None
+        try:
+            self._tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+        except (OSError, ValueError) as error:
+            raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: {error}") from None
+        self.name = tokenizer
+        self.max_tokens = max_tokens
+        self._templated = getattr(self._tokenizer, "chat_template", None) is not None
+        if not self._templated:
+            log.warning("pairs.tokenizer %r has no chat template: tokens are counted on the plain texts", tokenizer)
+
+    def tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> int:
+        """Tokens of ``messages`` (and ``tools``) in the tokenizer's chat template."""
+        if self._templated:
+            ids = self._tokenizer.apply_chat_template(
+                [message_dict(message) for message in messages], tools=tools, tokenize=True
+            )
+            if hasattr(ids, "keys"):  # a BatchEncoding
+                ids = ids["input_ids"]
+            return len(ids)
+        text = "\n".join(message.content or "" for message in messages)
+        return len(self._tokenizer(text)["input_ids"])
+
+    def longest(self, pair: Pair) -> int:
+        """Tokens of the prompt with the longer of the two sides."""
+        return max(self.tokens([*pair.prompt, *side], pair.tools) for side in (pair.chosen, pair.rejected))
+
+    def fits(self, pair: Pair) -> bool:
+        """Whether the prompt and either side fit ``max_tokens``."""
+        return self.longest(pair) <= self.max_tokens
