@@ -270,6 +270,11 @@ class Step(Record):
         description="The calls came as the server's structured ``tool_calls``: the assistant turn in history is "
         "``raw_output`` plus ``tool_calls``. Otherwise the calls are text inside ``raw_output``.",
     )
+    offered_tools: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="The tool definitions of this step's request where they differ from the trajectory's "
+        "``tools`` (the last request's): an env that reveals functions later (BFCL) grows the list.",
+    )
     thought: str | None = None
     action: str | None = Field(default=None, description="Parsed action; None when the parser found none.")
     format_ok: bool = Field(default=True, description="The output followed the protocol exactly.")
@@ -543,6 +548,21 @@ def observation_turns(step: Step, *, in_history: bool = False) -> list[Message]:
         return [as_message(message) for message in step.observation_messages]
     shown = step.observation if not in_history or step.observation_in_history is None else step.observation_in_history
     return [Message(role=Role(step.observation_role), content=shown)]
+
+
+def tools_at(trajectory: Trajectory, step_index: int) -> list[dict[str, Any]] | None:
+    """The tool definitions the model was offered at ``step_index``.
+
+    ``Trajectory.tools`` is the list of the last request; an env that grows it (BFCL reveals
+    held-out functions) leaves the earlier steps' lists in ``Step.offered_tools``, so a pair at an
+    earlier step never shows a function revealed after its decision point.
+
+    Example:
+        >>> tools_at(trajectory, 0)  # doctest: +SKIP
+        [{'type': 'function', 'function': {'name': 'cd', ...}}]
+    """
+    offered = trajectory.steps[step_index].offered_tools
+    return offered if offered is not None else trajectory.tools
 
 
 def prompt_messages(trajectory: Trajectory, step_index: int) -> list[Message]:

@@ -298,9 +298,27 @@ def trajectory_protocol(trajectory: Trajectory) -> Protocol:
     return cached_protocol(trajectory.env.name, trajectory.env.protocol, trajectory.env.dialect)
 
 
+def action_key(action: str) -> str:
+    """What an action does: trimmed text, or for tool-action JSON (``encode_action``) the calls
+    without their ids (``call_0`` and ``expert_1`` calling the same function are the same action)."""
+    text = action.strip()
+    if not text.startswith("{"):
+        return text
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):  # handled: not JSON, compared as text
+        return text
+    if not isinstance(payload, dict) or not isinstance(payload.get("tool_calls"), list):
+        return text
+    calls = [{k: v for k, v in call.items() if k != "id"} if isinstance(call, dict) else call
+             for call in payload["tool_calls"]]
+    return canonical_json({**payload, "tool_calls": calls})
+
+
 def same_action(left: str | None, right: str | None) -> bool:
-    """Actions compare after trimming whitespace (the env trims them too)."""
-    return left is not None and right is not None and left.strip() == right.strip()
+    """Actions compare after trimming whitespace (the env trims them too); tool calls compare
+    by name and arguments, not by their call ids."""
+    return left is not None and right is not None and action_key(left) == action_key(right)
 
 
 class TeacherWriting(PairStrategy):

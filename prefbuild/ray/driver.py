@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import math
+import signal
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -91,12 +93,19 @@ def connected(address: str | None) -> Iterator[Any]:
     target = None if address in (None, "", "local") else address
     if target is not None and target != "auto":
         _check_reachable(target)
+    # ray.init installs a SIGTERM handler that exits with status 15 on the spot; the command line's
+    # own (SIGTERM ends a run as Ctrl-C does: episodes kept, exit 143) is put back afterwards.
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if in_main_thread else None
     try:
         ray.init(address=target, include_dashboard=False, log_to_driver=False, configure_logging=False)
     except ConnectionError as error:  # "auto" with no cluster running on this machine
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise PrefbuildError(f"--ray {address}: {first} (start one with `ray start --head`, or leave the "
                              "address out to start a local cluster)") from None
+    finally:
+        if in_main_thread and sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
     try:
         yield ray
     finally:

@@ -102,6 +102,7 @@ class EpisodeRunner:
         # Envs written against an older base class may lack the hook; their steps record None.
         searcher_hook = getattr(env, "searcher_action", None)
         stop_episode: StopReason | None = None
+        offered: list[list[dict[str, Any]] | None] = []  # the tools of each step's request
         for index in range(budget):
             expert = _optional(env.expert_action, episode, "expert_action")
             searcher = _optional(searcher_hook, episode, "searcher_action") if searcher_hook else None
@@ -112,6 +113,7 @@ class EpisodeRunner:
                 else None
             )
             request = TeacherRequest(messages=list(history), sampling=sampling, tools=tools, env_view=view)
+            offered.append(tools)
             try:
                 completion = (await self.teacher.complete(request))[0]
             except ContextLimitError as error:
@@ -235,6 +237,9 @@ class EpisodeRunner:
             )
         elif outcome.stop_reason is StopReason.error and outcome.progress is None:
             outcome = outcome.model_copy(update={"progress": _optional(env.progress, episode, "progress")})
+        for step, step_tools in zip(steps, offered, strict=False):
+            if step_tools is not None and step_tools != tools:
+                step.offered_tools = step_tools
         return self._trajectory(episode, prefix, steps, outcome, usage, tools)
 
     def _recorded_options(self, episode: Episode) -> dict[str, Any]:

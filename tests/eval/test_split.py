@@ -46,9 +46,18 @@ def test_held_out_split_of_a_recipe_trained_on_the_held_out_split_is_refused():
 
 
 def test_env_without_a_held_out_split_needs_an_explicit_one():
-    env = EnvConfig(name="bfcl", protocol="hermes", split="test", num_tasks=2)
+    env = EnvConfig(name="lights", protocol="lights", split="train", num_tasks=2)  # a plug-in env
     with pytest.raises(PrefbuildError, match="no known held-out split"):
         held_out_split(env)
+    assert held_out_split(env, "valid") == "valid"
+
+
+def test_bfcl_trained_on_every_task_has_no_held_out_tasks_left():
+    train = EnvConfig(name="bfcl", protocol="hermes", split="test", task_types=["base"], num_tasks=200)
+    held_out = EnvConfig(name="bfcl", protocol="hermes", split=held_out_split(train), task_types=["base"],
+                         num_tasks=10)
+    with pytest.raises(PrefbuildError, match="shares 'multi_turn_base_"):
+        check_disjoint(train, held_out, 0)
 
 
 def test_sql_held_out_tasks_are_the_test_split():

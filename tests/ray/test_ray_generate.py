@@ -176,3 +176,31 @@ def test_a_per_process_memory_url_is_refused_before_playing(tmp_path: Path) -> N
 
     with pytest.raises(PrefbuildError, match="each Ray worker has its own memory:// filesystem"):
         generate_on_ray(load_recipe("simulate", ["env.num_tasks=4"]), out="memory://runs/x", quiet=True)
+
+
+def test_sigterm_ends_a_ray_driver_as_ctrl_c_does(cluster, tmp_path: Path) -> None:
+    """``kill`` (a scheduler's time limit) of a ``--ray`` driver: exit 143 and `terminated`, as without Ray
+    (ray.init's own SIGTERM handler would exit 15 on the spot)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "term"
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "prefbuild", "generate", "simulate", "--set", "env.num_tasks=4000", "--ray",
+         cluster.address, "--ray-shards", "16", "--out", str(out), "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while not stored_per_shard(out / SHARD_STORE) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1].startswith("terminated"), stderr

@@ -25,7 +25,7 @@ from prefbuild.pairs.base import PairStrategy
 from prefbuild.pairs.common import canonical_json, digest, make_pair, source_for, trajectory_protocol
 from prefbuild.pairs.replay import ReplayError, replay
 from prefbuild.pairs.teacher_bridge import TeacherRunner, env_view
-from prefbuild.records import FailureMode, Message, Pair, Role, ToolCall, Trajectory, prompt_messages
+from prefbuild.records import FailureMode, Message, Pair, Role, ToolCall, Trajectory, prompt_messages, tools_at
 from prefbuild.teachers.base import Completion, Sampling, TeacherError, TeacherRequest
 
 FAIL_SCORE = -1000.0
@@ -39,6 +39,7 @@ class Scored:
     score: float
     remaining: float | None
     failure: FailureMode | None
+    well_formed: bool = True  # the protocol parsed it without problems (a fenced or broken turn is not)
 
 
 def _remaining(env: Env) -> float | None:
@@ -56,7 +57,7 @@ def score_sample(
     copy or restore afterwards)."""
     parsed = protocol.parse_completion(text, calls)
     if parsed.action is None:
-        return Scored(text, FAIL_SCORE, None, FailureMode.format_violation)
+        return Scored(text, FAIL_SCORE, None, FailureMode.format_violation, False)
     command = protocol.executed_action(parsed.action, env.admissible_actions())
     result = env.step(command)
     if parsed.final and not result.won:
@@ -66,7 +67,8 @@ def score_sample(
         raise ReplayError(f"env {type(env).__name__} has neither expert_steps_remaining() nor progress()")
     valid = result.valid is not False
     score = -remaining - (0.0 if valid else invalid_penalty)
-    return Scored(text, score, remaining, None if valid else FailureMode.invalid_action)
+    well_formed = parsed.format_ok and not parsed.problems
+    return Scored(text, score, remaining, None if valid else FailureMode.invalid_action, well_formed)
 
 
 class BestOfNStrategy(PairStrategy):
@@ -124,7 +126,7 @@ class BestOfNStrategy(PairStrategy):
                 TeacherRequest(
                     messages=prompt_messages(trajectory, index),
                     sampling=sampling,
-                    tools=trajectory.tools if trajectory.tools is not None else protocol.tools(),
+                    tools=tools_at(trajectory, index) if trajectory.tools is not None else protocol.tools(),
                     env_view=view,
                 )
             )
@@ -148,7 +150,12 @@ class BestOfNStrategy(PairStrategy):
             self.stats.skip("replay_failed")
             return
         scored = [self._try(env, protocol, by_key[key]) for key in distinct]
-        best = max(scored, key=lambda s: s.score)  # first of equals wins: deterministic
+        # The chosen turn must itself be well-formed: a fenced or broken turn is a format violation.
+        eligible = [s for s in scored if s.well_formed]
+        if not eligible:
+            self.stats.skip("no_well_formed_sample")
+            return
+        best = max(eligible, key=lambda s: s.score)  # first of equals wins: deterministic
         worst = min(scored, key=lambda s: s.score)
         margin = best.score - worst.score
         if margin < self.min_margin:
@@ -166,7 +173,7 @@ class BestOfNStrategy(PairStrategy):
                 reason=worst.failure,
                 evidence=evidence,
                 scores=scores,
-                tools=trajectory.tools,
+                tools=tools_at(trajectory, index),
             )
         )
 

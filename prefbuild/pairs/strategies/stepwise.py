@@ -43,7 +43,8 @@ from prefbuild.pairs.common import (
 )
 from prefbuild.pairs.replay import ReplayCursor
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn
+from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn, tools_at
+from prefbuild.tooluse.actions import ToolAction, decode_action
 
 CHOSEN_STYLES = ("action", "template", "teacher")
 
@@ -69,13 +70,18 @@ DEFAULT_TEMPLATE = "The next step is: {action}."
 FORMAT_MODES: frozenset[FailureMode] = frozenset({FailureMode.format_violation})
 
 
-def template_thought(action: str, templates: Mapping[str, str] | str | None = None) -> str:
+def template_thought(action: str, templates: Mapping[str, str] | str | None = None) -> str | None:
     """A short thought for ``action`` from a template.
 
     ``{action}`` is the whole action, ``{rest}`` the words after the verb, ``{object}`` the
     first argument, ``{target}`` the destination of ``go to``. ``templates`` is one template
     for every action, or a mapping by verb merged over the defaults.
     """
+    tool = _tool_action(action)
+    if tool is not None:
+        # Tool-action JSON (encode_action) is an internal encoding, never text for a thought.
+        names = [call.function.name for call in tool.calls]
+        return f"I should call {', '.join(dict.fromkeys(names))} now." if names else None
     words = action.strip().split()
     verb = words[0].lower() if words else ""
     rest = " ".join(words[1:])
@@ -89,6 +95,14 @@ def template_thought(action: str, templates: Mapping[str, str] | str | None = No
         if not rest and any(key in template for key in ("{rest}", "{object}", "{target}")):
             template = DEFAULT_TEMPLATE
     return template.format(action=action.strip(), rest=rest, object=obj, target=target)
+
+
+def _tool_action(action: str) -> ToolAction | None:
+    """The decoded tool action when ``action`` is ``encode_action`` JSON, else None."""
+    if not action.lstrip().startswith("{"):
+        return None
+    decoded = decode_action(action)
+    return None if decoded.problems and not decoded.calls else decoded
 
 
 @dataclass(frozen=True)
@@ -211,7 +225,7 @@ class StepwiseStrategy(TeacherWriting):
                     reason=item.label.mode,
                     evidence=item.label.evidence,
                     scores={"confidence": item.label.confidence},
-                    tools=trajectory.tools,
+                    tools=tools_at(trajectory, item.step.index),
                     prompt_json=prompt_json,
                 )
             )

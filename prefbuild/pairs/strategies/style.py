@@ -36,7 +36,7 @@ from prefbuild.pairs.common import (
     trajectory_protocol,
 )
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import Pair, Step, Trajectory, assistant_turn, structured_calls
+from prefbuild.records import Pair, Step, Trajectory, assistant_turn, structured_calls, tools_at
 
 REWRITES = ("trim", "teacher")
 
@@ -211,7 +211,7 @@ class StyleStrategy(TeacherWriting):
                     reason=label.mode,
                     evidence=label.evidence,
                     scores={"chosen_chars": float(len(chosen)), "rejected_chars": float(len(step.raw_output))},
-                    tools=trajectory.tools,
+                    tools=tools_at(trajectory, step.index),
                     prompt_json=prompt_json,
                 )
             )
