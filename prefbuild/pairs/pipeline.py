@@ -145,22 +145,25 @@ def _collect_stats(strategies: Sequence[PairStrategy], counts: PairCounts) -> No
                 counts.dropped[f"{strategy.name}:{why}"] += number
 
 
+@dataclass(frozen=True)
+class PostProcessing:
+    """What happens to the strategies' pairs after they are built (see ``build_pairs``)."""
+
+    max_per_reason: int | None = None
+    max_per_trajectory: int | None = None
+    dedup: bool = True
+    near_dedup: bool = False
+    test_fraction: float = 0.1
+    seed: int = 0
+    balance_envs: bool = False
+    budget: TokenBudget | None = None
+
+
 def process(
-    strategies: Sequence[PairStrategy],
-    trajectories: Iterable[Trajectory],
-    counts: PairCounts,
-    *,
-    max_per_reason: int | None,
-    max_per_trajectory: int | None,
-    dedup: bool,
-    near_dedup: bool,
-    test_fraction: float,
-    seed: int,
-    balance_envs: bool = False,
-    budget: TokenBudget | None = None,
+    strategies: Sequence[PairStrategy], trajectories: Iterable[Trajectory], counts: PairCounts, post: PostProcessing
 ) -> Iterator[Pair]:
     def finalise(pair: Pair) -> Pair:
-        split = split_for(pair.source.task_id, test_fraction, seed)
+        split = split_for(pair.source.task_id, post.test_fraction, post.seed)
         final = pair.model_copy(update={"split": split})
         counts.kept += 1
         counts.by_reason[reason_key(final)] += 1
@@ -168,34 +171,23 @@ def process(
         counts.by_strategy[final.strategy] += 1
         return final
 
-    kept = _sampled(strategies, trajectories, counts, max_per_reason=max_per_reason,
-                    max_per_trajectory=max_per_trajectory, dedup=dedup, near_dedup=near_dedup, seed=seed,
-                    budget=budget)
-    if balance_envs:
-        kept = _balanced_envs(kept, counts, seed)
+    kept = _sampled(strategies, trajectories, counts, post)
+    if post.balance_envs:
+        kept = _balanced_envs(kept, counts, post.seed)
     for pair in kept:
         yield finalise(pair)
     _collect_stats(strategies, counts)
 
 
 def _sampled(
-    strategies: Sequence[PairStrategy],
-    trajectories: Iterable[Trajectory],
-    counts: PairCounts,
-    *,
-    max_per_reason: int | None,
-    max_per_trajectory: int | None,
-    dedup: bool,
-    near_dedup: bool,
-    seed: int,
-    budget: TokenBudget | None = None,
+    strategies: Sequence[PairStrategy], trajectories: Iterable[Trajectory], counts: PairCounts, post: PostProcessing
 ) -> Iterator[Pair]:
     """The strategies' pairs validated, fitted to the token budget, deduplicated, capped per
     trajectory and sampled per reason."""
     seen_exact: set[str] = set()
     seen_near: set[str] = set()
     per_trajectory: Counter[str] = Counter()
-    balancer = BottomK(max_per_reason, seed) if max_per_reason is not None else None
+    balancer = BottomK(post.max_per_reason, post.seed) if post.max_per_reason is not None else None
     arrival = 0
     for batch in _feed_all(strategies, trajectories, counts):
         survivors: list[Pair] = []
@@ -209,24 +201,24 @@ def _sampled(
                 if pair is None:
                     counts.invalid[f"{candidate.strategy}:{why}"] += 1
                     continue
-            if budget is not None and not budget.fits(pair):
-                counts.dropped[f"{pair.strategy}:longer than max_tokens {budget.max_tokens}"] += 1
+            if post.budget is not None and not post.budget.fits(pair):
+                counts.dropped[f"{pair.strategy}:longer than max_tokens {post.budget.max_tokens}"] += 1
                 continue
-            if dedup:
+            if post.dedup:
                 key = content if content is not None else exact_key(pair)
                 if key in seen_exact:
                     counts.duplicates += 1
                     continue
                 seen_exact.add(key)
-            if near_dedup:
+            if post.near_dedup:
                 key = near_key(pair)
                 if key in seen_near:
                     counts.near_duplicates += 1
                     continue
                 seen_near.add(key)
             survivors.append(pair)
-        if max_per_trajectory is not None:
-            survivors = _cap(survivors, per_trajectory, max_per_trajectory, seed, counts)
+        if post.max_per_trajectory is not None:
+            survivors = _cap(survivors, per_trajectory, post.max_per_trajectory, post.seed, counts)
         for pair in survivors:
             arrival += 1
             if balancer is None:
@@ -310,17 +302,8 @@ def build_pairs(
         params = dict(spec.get("params") or {})
         built.append(build_strategy(str(spec["name"]), params, teacher=teacher, seed=seed))
     counts = PairCounts()
-    pairs = process(
-        built,
-        trajectories,
-        counts,
-        max_per_reason=max_per_reason,
-        max_per_trajectory=max_per_trajectory,
-        dedup=dedup,
-        near_dedup=near_dedup,
-        test_fraction=test_fraction,
-        seed=seed,
-        balance_envs=balance_envs,
-        budget=budget,
-    )
+    post = PostProcessing(max_per_reason=max_per_reason, max_per_trajectory=max_per_trajectory, dedup=dedup,
+                          near_dedup=near_dedup, test_fraction=test_fraction, seed=seed, balance_envs=balance_envs,
+                          budget=budget)
+    pairs = process(built, trajectories, counts, post)
     return PairReport(pairs, counts)

@@ -29,11 +29,15 @@ def test_a_built_in_labeler_that_fails_to_import_raises_instead_of_vanishing(mon
         build_labelers(None, env="sql")
 
 
-def test_a_broken_plugin_is_skipped_with_a_warning_and_the_sql_labelers_stay(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+@pytest.fixture
+def broken_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed labeler plug-in ``broken`` whose module does not exist."""
     broken = EntryPoint(name="broken", value="no.such.module:Thing", group="prefbuild.labelers")
     monkeypatch.setattr(registry, "entry_points", lambda group: [broken] if group == "prefbuild.labelers" else [])
+
+
+@pytest.mark.usefixtures("broken_plugin")
+def test_a_broken_plugin_is_skipped_with_a_warning_and_the_sql_labelers_stay(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="prefbuild.registry"):
         found = available_labelers()
     assert "broken" not in found
@@ -45,11 +49,8 @@ def test_a_broken_plugin_is_skipped_with_a_warning_and_the_sql_labelers_stay(
     assert {"sql_error", "sql_premature_success", "sql_loop"} <= defaults
 
 
-def test_naming_a_broken_plugin_says_why_it_failed_and_the_warning_comes_once(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    broken = EntryPoint(name="broken", value="no.such.module:Thing", group="prefbuild.labelers")
-    monkeypatch.setattr(registry, "entry_points", lambda group: [broken] if group == "prefbuild.labelers" else [])
+@pytest.mark.usefixtures("broken_plugin")
+def test_naming_a_broken_plugin_says_why_it_failed_and_the_warning_comes_once(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="prefbuild.registry"):
         available_labelers()
         with pytest.raises(KeyError, match=r"labelers\[0\].name: labeler plug-in 'broken' \(no.such.module:Thing\) "

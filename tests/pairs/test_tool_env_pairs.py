@@ -75,13 +75,13 @@ def test_bfcl_pairs_before_a_reveal_offer_only_the_tools_offered_then(tmp_path):
                                "env.samples_per_task=1", "env.protocol_options.tools_in_prompt=false",
                                "teacher.scripted.invalid_action=0.3")
     revealed = 0
-    for pair in pairs:
-        if pair.source.step is None or pair.tools is None:
-            continue
+    for pair in pairs:  # a whole-episode pair's decision point is its first step
+        assert pair.tools is not None
         trajectory = trajectories[pair.source.trajectory_id]
-        offered = {tool["function"]["name"] for tool in tools_at(trajectory, pair.source.step)}
-        assert {tool["function"]["name"] for tool in pair.tools} == offered
-        revealed += trajectory.steps[pair.source.step].offered_tools is not None
+        step = pair.source.step or 0
+        offered = {tool["function"]["name"] for tool in tools_at(trajectory, step)}
+        assert {tool["function"]["name"] for tool in pair.tools} == offered, pair.strategy
+        revealed += trajectory.steps[step].offered_tools is not None
     assert revealed, "no pair at a step before a function was revealed"
     assert all(step.offered_tools is None or len(step.offered_tools) < len(t.tools or [])
                for t in trajectories.values() for step in t.steps)

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from prefbuild.pairs.base import PairStrategy
 from prefbuild.pairs.common import make_pair, messages_payload, primary_label, source_for
 from prefbuild.pairs.strategies.trajectory import continuation
-from prefbuild.records import FailureMode, Pair, StopReason, Trajectory, prompt_messages
+from prefbuild.records import FailureMode, Pair, StopReason, Trajectory, prompt_messages, tools_at
 
 RANKINGS = ("outcome", "progress")
 
@@ -139,6 +139,6 @@ class RankedSamplesStrategy(PairStrategy):
                     "rejected_score": sample_score(worse, self.rank_by),
                     "margin": margin,
                 },
-                tools=best.tools,
+                tools=tools_at(best, 0),  # what the model was offered at the prompt's end
             )
         )

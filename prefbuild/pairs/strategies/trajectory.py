@@ -47,6 +47,7 @@ from prefbuild.records import (
     assistant_turn,
     observation_turns,
     prompt_messages,
+    tools_at,
 )
 
 CONTINUATIONS = ("full", "first_divergence")
@@ -199,7 +200,7 @@ class TrajectoryStrategy(PairStrategy):
                 reason=FailureMode.task_failure,
                 evidence=evidence,
                 scores={"chosen_turns": float(turns), "rejected_turns": float(len(failure.steps))},
-                tools=failure.tools,
+                tools=tools_at(failure, 0),  # what the model was offered at the prompt's end
             )
         )
 
@@ -232,7 +233,7 @@ class TrajectoryStrategy(PairStrategy):
                     reason=FailureMode.task_failure,
                     evidence=evidence,
                     scores={"chosen_turns": float(turns), "rejected_turns": float(len(failure.steps)), "expert": 1.0},
-                    tools=failure.tools,
+                    tools=tools_at(failure, 0),
                 )
             )
 
@@ -266,6 +267,6 @@ class TrajectoryStrategy(PairStrategy):
                 source=source_for(failure, index, chosen_trajectory_id=success.id),
                 reason=label.mode if label else FailureMode.task_failure,
                 evidence=label.evidence if label else f"first divergence from a successful episode at step {index}",
-                tools=failure.tools,
+                tools=tools_at(failure, index),
             )
         )
