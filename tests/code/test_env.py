@@ -152,8 +152,17 @@ def test_stateless_option_and_file_tasks(tmp_path) -> None:
     file_env = CodeEnv(data_file=data)
     assert [task.info.id for task in file_env.tasks("test", 5, 0)] == ["math-1", "math-2"]
     assert [task.info.id for task in file_env.tasks("test", 5, 0, ["easy"])] == ["math-1"]
-    with pytest.raises(ValueError, match=r"no problem of the task_types \['arithmetic'\]; the file has easy, math"):
+    with pytest.raises(ValueError, match=r"no problem of the task_types \['arithmetic'\]; the data has easy, math"):
         list(file_env.tasks("test", 5, 0, ["arithmetic"]))  # the bundled recipe's generated families
+    # Several sources are read in turn, so num_tasks draws evenly from each; a shared id is refused.
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(f'{{"problem": "{i}+{i}?", "answer": "{2 * i}"}}\n' for i in range(5)))
+    both = CodeEnv(data_file=[data, other])
+    assert [task.info.id for task in both.tasks("test", 5, 0)] == ["math-1", "other-1", "math-2", "other-2", "other-3"]
+    clash = tmp_path / "clash.jsonl"
+    clash.write_text('{"id": "math-1", "problem": "3+3?", "answer": "6"}\n')
+    with pytest.raises(ValueError, match="problem id 'math-1' is also in .*math.jsonl"):
+        list(CodeEnv(data_file=[data, clash]).tasks("test", 5, 0))
     file_env.reset(next(file_env.tasks("test", 1, 0)))
     assert file_env.expert_action() == encode_action(message="The answer is $\\boxed{2}$.")
 

@@ -67,11 +67,34 @@ def expert_cell(problem: CodeProblem) -> str | None:
     return f"{problem.reference.rstrip()}\n\nprint({call})\n"
 
 
+def _interleaved(paths: Sequence[Path]) -> Iterator[CodeProblem]:
+    """The problems of every file in turn (the first of each, then the second of each, ...), so the
+    first ``n`` draw evenly from every source; an id two files share is refused."""
+    if len(paths) == 1:
+        yield from load_problems(paths[0])
+        return
+    sources = [(path, load_problems(path)) for path in paths]
+    first_file: dict[str, Path] = {}
+    while sources:
+        remaining = []
+        for path, source in sources:
+            problem = next(source, None)
+            if problem is None:
+                continue
+            earlier = first_file.setdefault(problem.id, path)
+            if earlier != path:
+                raise ValueError(f"{path}: problem id {problem.id!r} is also in {earlier}; give the files distinct ids")
+            remaining.append((path, source))
+            yield problem
+        sources = remaining
+
+
 class CodeEnv(Env):
     """Math and code problems with a ``code_interpreter`` tool.
 
     Options (the recipe's ``env.options``): ``data_file`` (JSONL / parquet problems instead of
-    generated ones), ``max_turns`` (16), ``stateless`` (a fresh interpreter per call),
+    generated ones; a list of files is read in turn, one problem of each file after the other, so
+    ``num_tasks`` draws evenly from every source), ``max_turns`` (16), ``stateless`` (a fresh interpreter per call),
     ``sandbox`` (``SandboxLimits`` fields), ``isolation`` (``auto`` / ``bwrap`` / ``none``).
     """
 
@@ -81,7 +104,7 @@ class CodeEnv(Env):
 
     def __init__(
         self,
-        data_file: str | Path | None = None,
+        data_file: str | Path | Sequence[str | Path] | None = None,
         *,
         max_turns: int = MAX_TURNS,
         stateless: bool = False,
@@ -93,7 +116,8 @@ class CodeEnv(Env):
             raise ValueError(f"code env: it has no dialects, got {dialect!r}")
         if max_turns < 1:
             raise ValueError(f"code env: max_turns must be at least 1, got {max_turns}")
-        self.data_file = Path(data_file) if data_file is not None else None
+        files = [data_file] if isinstance(data_file, str | Path) else list(data_file or [])
+        self.data_files = [Path(path) for path in files]
         self.max_turns = max_turns
         self.stateless = stateless
         self.limits = sandbox if isinstance(sandbox, SandboxLimits) else SandboxLimits(**(sandbox or {}))
@@ -137,7 +161,7 @@ class CodeEnv(Env):
     # -- tasks ----------------------------------------------------------------------------
 
     def tasks(self, split: str, n: int, seed: int, task_types: Sequence[str] | None = None) -> Iterator[EnvTask]:
-        if self.data_file is None:
+        if not self.data_files:
             split_name = "test" if split == "standard" else split
             if split_name not in SPLIT_OFFSETS:
                 raise ValueError(f"unknown split {split!r} for the code env; known: {', '.join(SPLIT_OFFSETS)}")
@@ -146,7 +170,7 @@ class CodeEnv(Env):
             return
         produced = 0  # a file's categories are free text: task_types filter by category or kind
         found: set[str] = set()
-        for problem in _gradable(load_problems(self.data_file)):
+        for problem in _gradable(_interleaved(self.data_files)):
             if produced >= n:
                 return
             if task_types and problem.category not in task_types and problem.kind not in task_types:
@@ -156,7 +180,8 @@ class CodeEnv(Env):
             produced += 1
         if task_types and not produced and found:
             raise ValueError(
-                f"{self.data_file}: no problem of the task_types {list(task_types)}; the file has "
+                f"{', '.join(map(str, self.data_files))}: no problem of the task_types {list(task_types)}; "
+                f"the data has "
                 f"{', '.join(sorted(found))} (set env.task_types=null to take every row)"
             )
 
