@@ -107,14 +107,16 @@ def test_a_plugin_strategy_that_raises_is_named() -> None:
         list(_feed_all([_Boom()], [trajectory], PairCounts()))
 
 
-def test_an_object_store_url_without_its_filesystem_is_one_error_line() -> None:
+def test_an_object_store_url_without_its_filesystem_is_one_error_line(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("fsspec")
-    import importlib.util
+    import importlib
+    import sys
 
     from prefbuild.ray.storage import is_local
 
-    if importlib.util.find_spec("s3fs") is not None:
-        pytest.skip("s3fs is installed")
+    loaded = importlib.import_module("fsspec.registry")._registry  # the filesystem classes fsspec has imported
+    monkeypatch.setitem(sys.modules, "s3fs", None)  # as if s3fs were not installed: importing it fails
+    monkeypatch.delitem(loaded, "s3", raising=False)
     with pytest.raises(PrefbuildError, match=r"s3://bucket/x: .*s3fs"):
         is_local("s3://bucket/x")
 
