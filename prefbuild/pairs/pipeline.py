@@ -17,14 +17,16 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
 from prefbuild.pairs.common import forget_validated, validated_content_hash
-from prefbuild.pairs.length import TokenBudget
 from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 from prefbuild.registry import is_own_class
+
+if TYPE_CHECKING:  # the budget's module imports the exports (and their dataframe libraries) only when used
+    from prefbuild.pairs.length import TokenBudget
 
 
 @dataclass
@@ -291,7 +293,11 @@ def build_pairs(
         raise ValueError("build_pairs needs at least one strategy")
     if max_tokens is not None and not tokenizer:
         raise ValueError("max_tokens needs tokenizer: the model you train (a local folder or a Hub id)")
-    budget = TokenBudget(tokenizer, max_tokens) if max_tokens is not None and tokenizer else None
+    budget = None
+    if max_tokens is not None and tokenizer:
+        from prefbuild.pairs.length import TokenBudget
+
+        budget = TokenBudget(tokenizer, max_tokens)
     built: list[PairStrategy] = []
     for position, spec in enumerate(strategies):
         if isinstance(spec, PairStrategy):

@@ -161,7 +161,7 @@ def test_stateless_option_and_file_tasks(tmp_path) -> None:
     assert [task.info.id for task in both.tasks("test", 5, 0)] == ["math-1", "other-1", "math-2", "other-2", "other-3"]
     clash = tmp_path / "clash.jsonl"
     clash.write_text('{"id": "math-1", "problem": "3+3?", "answer": "6"}\n')
-    with pytest.raises(ValueError, match="problem id 'math-1' is also in .*math.jsonl"):
+    with pytest.raises(ValueError, match=r"problem id 'math-1' is also in .*math\.jsonl"):
         list(CodeEnv(data_file=[data, clash]).tasks("test", 5, 0))
     file_env.reset(next(file_env.tasks("test", 1, 0)))
     assert file_env.expert_action() == encode_action(message="The answer is $\\boxed{2}$.")
