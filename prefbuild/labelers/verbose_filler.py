@@ -57,7 +57,8 @@ _NAMED = re.compile(r"\b([a-z]+) (\d+)\b")  # household objects and receptacles:
 # Words of a plan, an inference or a negation: a thought holding one does more than narrate.
 _REASONING = re.compile(
     r"\b(?:need|needs|will|should|next|let'?s|let me|going to|plan|must|have to|try|find|search|look for|"
-    r"check|go to|head|then|goal|task|want|can|could|might|maybe|probably|perhaps|likely|if|so|because|since|not)\b|"
+    r"check|go to|head|then|goal|task|want|can|could|might|maybe|probably|perhaps|likely|if|so|because|since|not|"
+    r"in order to|to (?:look at|examine|use|turn on|see))\b|"  # a purpose: "... the desklamp 1 to look at it"
     r"n't\b|'ll\b",
     re.IGNORECASE,
 )
@@ -262,7 +263,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 6
+    version: ClassVar[int] = 7
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
