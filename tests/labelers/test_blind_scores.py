@@ -4,7 +4,7 @@ The blind sets were written from the specification by annotators who never read 
 code nor saw its output (``tests/labelers/blind_sets.md``). Each test set was held out, scored
 once in aggregate (the figures that count as evidence, recorded in blind_sets.md and the
 README), and only then retired into development data: its misses were read and the labelers
-corrected (``blind_test24``, not yet). No held-out set is left; the next one has to be
+corrected (``blind_test24``'s two are left as readings of the annotator's own). No held-out set is left; the next one has to be
 written fresh.
 
 Here every set is held at what the labelers score on it now. Where a set still misses, the
@@ -56,7 +56,7 @@ FLOORS: dict[str, Floors] = {
     "blind_test21": {},
     "blind_test22": {},
     "blind_test23": {},
-    # Scored once on the final labelers; its two misses are not read yet.
+    # Its two misses, read: a 13-word re-listing (restatement starts at 15 words) and an intention read as a claim.
     "blind_test24": {"premature_success": (1.0, 0.93), "verbose_filler": (1.0, 0.91)},
     # Written fresh on 2026-11-29, scored once (verbose_filler P 0.90), then its one false label read:
     # a thought that states its purpose ("... the desklamp 1 to look at it") is a plan, not narration.
