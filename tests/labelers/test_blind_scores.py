@@ -4,8 +4,8 @@ The blind sets were written from the specification by annotators who never read 
 code nor saw its output (``tests/labelers/blind_sets.md``). Each test set was held out, scored
 once in aggregate (the figures that count as evidence, recorded in blind_sets.md and the
 README), and only then retired into development data: its misses were read and the labelers
-corrected (``blind_test24``'s two are left as readings of the annotator's own). No held-out set is left; the next one has to be
-written fresh.
+corrected (``blind_test24``'s two are left as readings of the annotator's own). No held-out
+set is left; the next one has to be written fresh.
 
 Here every set is held at what the labelers score on it now. Where a set still misses, the
 label is one where the annotators of different sets read the definitions differently (a
