@@ -9,6 +9,9 @@ local folder or a Hub id) keeps only pairs whose prompt plus the longer side fit
 from __future__ import annotations
 
 import logging
+import os
+import re
+from pathlib import Path
 from typing import Any
 
 from prefbuild.errors import PrefbuildError
@@ -16,6 +19,12 @@ from prefbuild.exports.base import message_dict
 from prefbuild.records import Message, Pair
 
 log = logging.getLogger(__name__)
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _hub_id(name: str) -> bool:
+    """Whether ``name`` reads as a Hub id (``Qwen/Qwen3-4B-Instruct-2507``) rather than a path."""
+    return _HUB_ID.match(name) is not None and not Path(name).exists()
 
 
 class TokenBudget:
@@ -42,10 +51,15 @@ class TokenBudget:
             raise PrefbuildError(
                 "pairs.max_tokens counts tokens with the transformers library: pip install 'prefbuild[local]'"
             ) from None
+        looks_like_a_path = tokenizer.startswith((".", "~")) or (os.sep in tokenizer and not _hub_id(tokenizer))
+        if looks_like_a_path and not Path(tokenizer).expanduser().is_dir():
+            raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: no such folder")
         try:
-            self._tokenizer = AutoTokenizer.from_pretrained(tokenizer)
-        except (OSError, ValueError) as error:
-            raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: {error}") from None
+            self._tokenizer = AutoTokenizer.from_pretrained(str(Path(tokenizer).expanduser()) if looks_like_a_path
+                                                            else tokenizer)
+        except (OSError, ValueError) as error:  # transformers explains at length: its first line says what
+            first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+            raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: {first}") from None
         self.name = tokenizer
         self.max_tokens = max_tokens
         self._templated = getattr(self._tokenizer, "chat_template", None) is not None

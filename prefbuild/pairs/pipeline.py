@@ -13,6 +13,7 @@ reason wait in a temporary file, not in memory.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,6 +26,8 @@ from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, 
 from prefbuild.records import Pair, Trajectory
 from prefbuild.registry import is_own_class
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:  # the budget's module imports the exports (and their dataframe libraries) only when used
     from prefbuild.pairs.length import TokenBudget
 
@@ -34,6 +37,7 @@ class PairCounts:
     """Everything the pipeline did, for ``stats``, the report and the run manifest."""
 
     trajectories: int = 0
+    trajectories_by_env: Counter[str] = field(default_factory=Counter)
     built: Counter[str] = field(default_factory=Counter)  # by strategy
     dropped: Counter[str] = field(default_factory=Counter)  # "strategy:why"
     invalid: Counter[str] = field(default_factory=Counter)  # "strategy:field:error"
@@ -49,6 +53,7 @@ class PairCounts:
     def as_dict(self) -> dict[str, Any]:
         return {
             "trajectories": self.trajectories,
+            "trajectories_by_env": dict(self.trajectories_by_env),
             "built": dict(self.built),
             "dropped": dict(self.dropped),
             "invalid": dict(self.invalid),
@@ -103,6 +108,7 @@ def _feed_all(
     def counted() -> Iterator[Trajectory]:
         for trajectory in trajectories:
             counts.trajectories += 1
+            counts.trajectories_by_env[trajectory.env.name] += 1
             yield trajectory
 
     own = [is_own_class(type(strategy)) for strategy in strategies]  # they yield what make_pair built, untouched
@@ -239,6 +245,10 @@ def _balanced_envs(pairs: Iterable[Pair], counts: PairCounts, seed: int) -> Iter
     keeper = BottomK(sys.maxsize, seed)
     for arrival, pair in enumerate(pairs):
         keeper.offer(pair.source.env, pair, arrival)
+    silent = sorted(set(counts.trajectories_by_env) - set(keeper.heaps))
+    if silent:
+        log.warning("balance_envs: no pair from the %s episodes of %s; balancing between the envs that gave pairs",
+                    sum(counts.trajectories_by_env[env] for env in silent), ", ".join(silent))
     for env, number in keeper.trim_to_smallest_bucket().items():
         counts.balanced_out[f"env:{env}"] += number
     for _, pair in keeper.drain():

@@ -117,6 +117,11 @@ class EpisodeRunner:
             try:
                 completion = (await self.teacher.complete(request))[0]
             except ContextLimitError as error:
+                if not steps:
+                    # not even the first request fits (a too small --max-model-len, a max_tokens larger
+                    # than the window): a configuration error that must fail the run and be retried
+                    outcome = _error_outcome(f"teacher error: {error}")
+                    break
                 # the episode ends as AgentBench ends it: a failure with every step played, not an error
                 log.info("episode %s: %s", episode.id, error)
                 stop_episode = StopReason.context_limit

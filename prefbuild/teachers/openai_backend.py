@@ -241,7 +241,9 @@ def _split_tokens(total: int, texts: Sequence[str]) -> list[int]:
 # "context_length_exceeded", SGLang "... is longer than the model's context length ...".
 _CONTEXT_LIMIT = re.compile(
     r"maximum context length|maximum model length|context_length_exceeded|context length exceeded"
-    r"|longer than the model's context length|exceeds the (?:model's )?(?:maximum|max) context",
+    r"|longer than the model's context length|exceeds the (?:model's )?(?:maximum|max) context"
+    # llama.cpp "the request exceeds the available context size"; TGI "`inputs` tokens + `max_new_tokens` must be <="
+    r"|exceeds the available context size|tokens \+ `max_new_tokens` must be <=",
     re.IGNORECASE,
 )
 

@@ -55,3 +55,10 @@ def test_leetcode_reference_solution_is_graded_correct() -> None:
     problem = parse_row(ROW, source="lc.jsonl:1", default_id="lc-1")
     message = f"```python\n{problem.reference}```"
     assert grade_code(message, problem, SandboxLimits(wall_seconds=10, cpu_seconds=4)).outcome == "correct"
+
+
+def test_leetcode_keyword_arguments_are_passed_in_signature_order_not_in_the_order_written() -> None:
+    row = {**ROW, "input_output": [{"input": "target = 6, nums = [3,3]", "output": "[0, 1]"}]}
+    problem = parse_row(row, source="lc.jsonl:1", default_id="lc-1")
+    assert problem.tests is not None
+    assert problem.tests.inputs == [[[3, 3], 6]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,7 +197,9 @@ def test_a_plugin_pair_edited_after_make_pair_is_hashed_as_it_is():
     assert report.counts.duplicates == 1
 
 
-def test_balance_envs_cuts_every_env_to_the_smallest_and_is_seeded(tmp_path: Path) -> None:
+def test_balance_envs_cuts_every_env_to_the_smallest_and_is_seeded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     from prefbuild.io.rundir import iter_trajectories
     from prefbuild.labelers import build_labelers, label_trajectories
     from prefbuild.recipe import load_recipe
@@ -219,3 +222,14 @@ def test_balance_envs_cuts_every_env_to_the_smallest_and_is_seeded(tmp_path: Pat
     assert report.counts.balanced_out == {f"env:{bigger}": by_env[bigger] - fewest}
     assert [p.id for p in build_pairs(labelled, specs, balance_envs=True).collect()] == [p.id for p in balanced]
     assert {p.id for p in balanced} <= {p.id for p in unbalanced}
+    assert report.counts.as_dict()["trajectories_by_env"] == Counter(t.env.name for t in labelled)
+
+    # An env whose episodes gave no pair is said, not silently left out of the balance.
+    unlabelled_sql = [t.model_copy(update={"steps": [s.model_copy(update={"labels": []}) for s in t.steps]})
+                      if t.env.name == "sql" else t for t in labelled]
+    with caplog.at_level(logging.WARNING, logger="prefbuild.pairs.pipeline"):
+        only_household = build_pairs(unlabelled_sql, [{"name": "stepwise", "params": {"chosen": "template"}}],
+                                     balance_envs=True).collect()
+    assert only_household and {pair.source.env for pair in only_household} == {"household"}
+    assert any("no pair from the" in record.getMessage() and "sql" in record.getMessage()
+               for record in caplog.records)

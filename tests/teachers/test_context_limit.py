@@ -85,6 +85,10 @@ def test_vllm_refusals_of_a_too_long_prompt_are_told_apart_from_other_refusals()
     assert is_context_limit(400, "'max_tokens' or 'max_completion_tokens' is too large: 64. This model's maximum "
                                  "context length is 2048 tokens and your request has 2010 input tokens.")
     assert not is_context_limit(400, "temperature must be non-negative, got -1.0")
+    # llama.cpp's server and Hugging Face TGI
+    assert is_context_limit(400, "the request exceeds the available context size, try increasing it")
+    assert is_context_limit(422, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
+                                 "Given: 4000 `inputs` tokens and 200 `max_new_tokens`")
     assert not is_context_limit(500, "This model's maximum context length is 2048 tokens.")
 
 

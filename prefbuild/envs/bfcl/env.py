@@ -60,9 +60,10 @@ def split_entries(entries: Sequence[BfclEntry], split: str) -> list[BfclEntry]:
     """The entries of one category that belong to ``split``, in their order.
 
     BFCL ships one set of tasks. ``train`` is a fixed half of each category (the entries whose
-    ids hash lowest: the same for every seed and every release that keeps the ids) and
-    ``heldout`` the other half, so pairs built on ``train`` never meet an evaluation on
-    ``heldout``; ``test`` is every entry.
+    ids hash lowest: the same for every seed; a release that adds or removes entries of a category
+    moves the cut, so build pairs and evaluate with the same ``bfcl-eval``) and ``heldout`` the
+    other half, so pairs built on ``train`` never meet an evaluation on ``heldout``; ``test`` is
+    every entry.
 
     Example:
         >>> entries = load_entries("base")

@@ -83,11 +83,13 @@ def _literal(text: Any, where: str) -> Any:
 
 def _leetcode_tests(row: dict[str, Any], where: str) -> IOTests:
     """LeetCodeDataset tests: ``{"input": "nums = [2,7], target = 9", "output": "[0, 1]"}`` pairs
-    calling ``entry_point`` (``Solution().twoSum``) with those keyword arguments, in signature order."""
+    calling ``entry_point`` (``Solution().twoSum``) with those keyword arguments, put in the order of its
+    signature (read from ``starter_code`` or ``completion``; as written when neither names it)."""
     pairs = row["input_output"]
     if isinstance(pairs, str):
         pairs = json.loads(pairs)
     name = str(row["entry_point"]).rsplit(".", 1)[-1].strip()
+    order = _parameter_order(row, name)  # the inputs name the arguments, in any order; the call is positional
     inputs, outputs = [], []
     for pair in pairs:
         try:
@@ -95,7 +97,8 @@ def _leetcode_tests(row: dict[str, Any], where: str) -> IOTests:
         except SyntaxError:
             raise CodeDataError(f"{where} input_output: cannot read the arguments {pair['input']!r:.80}") from None
         assert isinstance(call, ast.Call)
-        arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+        keywords = sorted(call.keywords, key=lambda keyword: order.get(keyword.arg or "", len(order)))
+        arguments = [*call.args, *(keyword.value for keyword in keywords)]
         inputs.append([_literal(ast.unparse(argument), where) for argument in arguments])
         outputs.append(_literal(pair["output"], where))
     try:
@@ -103,6 +106,30 @@ def _leetcode_tests(row: dict[str, Any], where: str) -> IOTests:
     except ValidationError as error:
         field, message = describe_validation_error(error)
         raise CodeDataError(f"{where} input_output.{field}: {message}") from None
+
+
+def _parsed(code: str) -> ast.Module | None:
+    """``code`` parsed; a starter that ends at its signature gets a body first; None when neither parses."""
+    for text in (code, code.rstrip() + "\n" + " " * 12 + "pass\n"):
+        try:
+            return ast.parse(text)
+        except SyntaxError:  # handled: the next form is tried; None when no form parses
+            continue
+    return None
+
+
+def _parameter_order(row: dict[str, Any], name: str) -> dict[str, int]:
+    """Position of each parameter of ``name`` (``self`` left out) in the row's starter code or solution."""
+    for key in ("starter_code", "completion"):
+        code = row.get(key)
+        tree = _parsed(code) if isinstance(code, str) else None
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+                names = [argument.arg for argument in [*node.args.posonlyargs, *node.args.args]]
+                return {arg: index for index, arg in enumerate(a for a in names if a != "self")}
+    return {}
 
 
 def _is_leetcode(row: dict[str, Any]) -> bool:
