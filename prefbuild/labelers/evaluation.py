@@ -39,6 +39,19 @@ SCORED_MODES: tuple[str, ...] = (
     FailureMode.wrong_answer.value,
     PHANTOM_OBJECT,
 )
+# The modes of the tool-env labelers (``wrong_answer`` is already scored). A set is scored on them
+# only where one is expected or found, so the sets without tool episodes keep their tables.
+TOOL_MODES: tuple[str, ...] = (
+    FailureMode.malformed_tool_call.value,
+    FailureMode.unknown_tool.value,
+    FailureMode.invalid_arguments.value,
+    FailureMode.tool_error.value,
+    FailureMode.repeated_tool_call.value,
+    FailureMode.no_tool_use.value,
+    FailureMode.hallucinated_tool_output.value,
+    FailureMode.overlong.value,
+)
+LABELLED_MODES: tuple[str, ...] = SCORED_MODES + TOOL_MODES
 
 StepMode = tuple[int, str]
 
@@ -100,10 +113,10 @@ def load_expected(path: str | Path) -> list[ExpectedEpisode]:
             where = ".".join(str(part) for part in first.get("loc", ())) or "record"
             raise LabelFileError(f"{path}:{number} {where}: {first.get('msg', 'invalid')}") from error
         for position, label in enumerate(episode.labels):
-            if label.mode not in SCORED_MODES:
+            if label.mode not in LABELLED_MODES:
                 raise LabelFileError(
                     f"{path}:{number} labels.{position}.mode: unknown mode {label.mode!r}; "
-                    f"known: {', '.join(SCORED_MODES)}"
+                    f"known: {', '.join(LABELLED_MODES)}"
                 )
         pairs = [(label.step, label.mode) for label in episode.labels]
         if len(pairs) != len(set(pairs)):
@@ -218,9 +231,16 @@ def evaluate_sidecar(labels_path: str | Path, shapes: Iterable[str] | None = Non
                     f"{log}:{record} imports to {len(trajectory.steps)} steps"
                 )
             triples[episode.shape].append((episode.id, expected, found_labels(trajectory, labelers)))
-    result = {shape: score(items) for shape, items in sorted(triples.items())}
-    result["all"] = score(item for items in triples.values() for item in items)
+    modes = modes_of(item for items in triples.values() for item in items)
+    result = {shape: score(items, modes) for shape, items in sorted(triples.items())}
+    result["all"] = score((item for items in triples.values() for item in items), modes)
     return result
+
+
+def modes_of(triples: Iterable[tuple[str, set[StepMode], set[StepMode]]]) -> tuple[str, ...]:
+    """``SCORED_MODES`` plus every tool mode expected or found in ``triples``."""
+    present = {mode for _, expected, found in triples for _, mode in expected | found}
+    return SCORED_MODES + tuple(mode for mode in TOOL_MODES if mode in present)
 
 
 def evaluate_trajectories(

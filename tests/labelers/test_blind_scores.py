@@ -61,6 +61,11 @@ FLOORS: dict[str, Floors] = {
     # Written fresh on 2026-11-29, scored once (verbose_filler P 0.90), then its one false label read:
     # a thought that states its purpose ("... the desklamp 1 to look at it") is a plan, not narration.
     "blind_test25": {},
+    # Code-env episodes labelled from the tool modes' definitions only (scored once, 2026-11-29: every tool
+    # mode P 1.00 R 1.00). The generic labelers also label some of these steps (an invalid call is an
+    # invalid_action too, a repeated call a loop); whether they should on tool envs is open, so they are not held.
+    "blind_tools1": {mode: (0.0, 0.0) for mode in
+                     ("loop", "premature_success", "verbose_filler", "format_violation", "invalid_action")},
 }
 
 
@@ -68,8 +73,9 @@ def _below(overall: dict[str, ModeScore], floors: Floors) -> list[str]:
     below = []
     for mode, counts in overall.items():
         floor_p, floor_r = floors.get(mode, (1.0, 1.0))
-        if counts.precision < floor_p or counts.recall < floor_r:
-            below.append(f"{mode}: P {counts.precision:.2f} R {counts.recall:.2f} (floor {floor_p}/{floor_r})")
+        precision, recall = counts.precision, counts.recall  # None: nothing found / nothing expected
+        if (precision is not None and precision < floor_p) or (recall is not None and recall < floor_r):
+            below.append(f"{mode}: P {precision} R {recall} (floor {floor_p}/{floor_r})")
     return below
 
 
