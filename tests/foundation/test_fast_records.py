@@ -26,9 +26,10 @@ from tests.foundation.factories import make_pair
 
 TESTS = Path(__file__).resolve().parents[1]
 FAULTS = sorted((TESTS / "faults" / "corpus" / "trajectories").glob("*.jsonl"))
-BLIND_LOGS = sorted(
-    path for path in (TESTS / "labelers").glob("blind*/*.jsonl") if path.name != "labels.jsonl"
-) + sorted(path for path in (TESTS / "labelers" / "heldout").glob("*.jsonl") if path.name != "labels.jsonl")
+SIDECARS = [*sorted((TESTS / "labelers").glob("blind*/labels.jsonl")), TESTS / "labelers" / "heldout" / "labels.jsonl"]
+# The logs the hand-labelled sets label (a set folder may also hold its sources, e.g. a problem file).
+BLIND_LOGS = sorted({sidecar.parent / json.loads(line)["log"] for sidecar in SIDECARS
+                     for line in sidecar.read_text().splitlines() if line.strip()})
 
 
 def outcome_of(reader, path: Path) -> tuple:  # type: ignore[no-untyped-def]
@@ -69,7 +70,7 @@ def test_imported_blind_logs_label_alike(tmp_path: Path) -> None:
         for log in BLIND_LOGS:
             for trajectory in read_trajectories(log):
                 writer.write(trajectory)
-    assert {t.env.name for t in read_records(imported, Trajectory)} == {"household", "sql"}
+    assert {t.env.name for t in read_records(imported, Trajectory)} == {"household", "sql", "code"}
     assert assert_same_labelling(imported) > 1500
 
 
