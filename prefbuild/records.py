@@ -170,6 +170,12 @@ class UsageTotals(Record):
             self.prompt_tokens += usage.prompt_tokens
             self.completion_tokens += usage.completion_tokens
 
+    def include(self, other: UsageTotals) -> None:
+        """Add another total (an episode's, a shard's, a run's) to this one."""
+        self.requests += other.requests
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+
 
 class Label(Record):
     """One piece of rejected behaviour found by a labeler, with evidence a human can check."""

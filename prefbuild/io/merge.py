@@ -182,9 +182,7 @@ def _merge(sources: Sequence[Path], manifests: list[Manifest], out: Path, *, all
     usage = UsageTotals()
     for position, (source, manifest) in enumerate(zip(sources, manifests, strict=True)):
         _copy_episodes(source, target, position, into_one=positions is not None)
-        usage.requests += manifest.usage.requests
-        usage.prompt_tokens += manifest.usage.prompt_tokens
-        usage.completion_tokens += manifest.usage.completion_tokens
+        usage.include(manifest.usage)
     if positions is not None:
         order_file(target / EPISODES, positions)  # the single-process run's file, byte for byte
     if (sources[0] / RECIPE).exists():

@@ -52,9 +52,7 @@ def add_stats(total: RolloutStats, part: RolloutStats) -> None:
     """
     for name in ("skipped", "done", "success", "errors", "steps"):
         setattr(total, name, getattr(total, name) + getattr(part, name))
-    total.usage.requests += part.usage.requests
-    total.usage.prompt_tokens += part.usage.prompt_tokens
-    total.usage.completion_tokens += part.usage.completion_tokens
+    total.usage.include(part.usage)
     total.stop_reasons.update(part.stop_reasons)
     for task_type, (episodes, successes) in part.by_task_type.items():
         counts = total.by_task_type.setdefault(task_type, [0, 0])

@@ -201,17 +201,11 @@ def _file_counts(run_dir: Path) -> tuple[dict[str, int], UsageTotals]:
         counts["successes"] += int(trajectory.outcome.success)
         counts["errors"] += int(trajectory.outcome.stop_reason.value == "error")
         counts["steps"] += len(trajectory.steps)
-        _add_usage(usage, trajectory.usage)
+        usage.include(trajectory.usage)
     for path in sorted((run_dir / TRAJECTORIES / FAILED).glob("*.jsonl")):
         for trajectory in read_records(path, Trajectory):
-            _add_usage(usage, trajectory.usage)
+            usage.include(trajectory.usage)
     return counts, usage
-
-
-def _add_usage(total: UsageTotals, usage: UsageTotals) -> None:
-    total.requests += usage.requests
-    total.prompt_tokens += usage.prompt_tokens
-    total.completion_tokens += usage.completion_tokens
 
 
 def update_manifest(run_dir: Path, seconds: float, invalid_items: int) -> None:

@@ -37,9 +37,7 @@ class RolloutStats:
         if trajectory.outcome.stop_reason is StopReason.error:
             self.errors += 1
             self.first_error = self.first_error or trajectory.outcome.error
-        self.usage.requests += trajectory.usage.requests
-        self.usage.prompt_tokens += trajectory.usage.prompt_tokens
-        self.usage.completion_tokens += trajectory.usage.completion_tokens
+        self.usage.include(trajectory.usage)
         counts = self.by_task_type.setdefault(trajectory.task.type, [0, 0])
         counts[0] += 1
         counts[1] += int(trajectory.outcome.success)
