@@ -75,7 +75,9 @@ def template_thought(action: str, templates: Mapping[str, str] | str | None = No
 
     ``{action}`` is the whole action, ``{rest}`` the words after the verb, ``{object}`` the
     first argument, ``{target}`` the destination of ``go to``. ``templates`` is one template
-    for every action, or a mapping by verb merged over the defaults.
+    for every action, or a mapping by verb merged over the defaults. A tool action gets
+    "I should call <names> now." (its JSON encoding is never quoted), and one that only answers
+    gets no thought (None).
     """
     tool = _tool_action(action)
     if tool is not None:
