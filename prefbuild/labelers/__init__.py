@@ -167,6 +167,21 @@ def label_trajectories(trajectories: Iterable[Trajectory], labelers: Iterable[La
 _NO_LABELS: list[Label] = []  # compared with, never handed out
 
 
+def _name_once(by_step: dict[int, list[Label]], labelers: list[Labeler]) -> None:
+    """Drop, in place, each label whose mode a narrower label of the same step names (``Labeler.narrows``).
+
+    A code cell that raised gets ``tool_error``, not also the generic ``invalid_action``; a step
+    no narrower labeler labelled keeps its generic labels.
+    """
+    narrows = {labeler.tag: labeler.narrows for labeler in labelers if labeler.narrows}
+    if not narrows:
+        return
+    for index, labels in list(by_step.items()):
+        named = {mode for label in labels for mode in narrows.get(label.labeler, ())}
+        if named:  # the narrower label itself stays: no labeler narrows its own mode
+            by_step[index] = [label for label in labels if label.mode not in named]
+
+
 def _relabel(trajectory: Trajectory, labelers: list[Labeler]) -> Trajectory:
     """``label_trajectory`` with the applicable labelers chosen."""
     steps = trajectory.steps
@@ -195,6 +210,8 @@ def _relabel(trajectory: Trajectory, labelers: list[Labeler]) -> Trajectory:
                     by_step[label.step].append(label)
                 else:
                     by_step[label.step] = [label]
+    if by_step:
+        _name_once(by_step, labelers)
     if by_step and is_struct(trajectory):  # read by the fast record layer: labels become structs too
         by_step = {index: [struct_of(label) for label in labels] for index, labels in by_step.items()}
     # Steps whose labels do not change are shared with the input (records are not mutated here).

@@ -77,6 +77,10 @@ class Labeler(ABC):
     envs: ClassVar[tuple[str, ...]] = ()
     # Envs where another labeler of the same mode takes over (e.g. ``sql`` has its own).
     excluded_envs: ClassVar[tuple[str, ...]] = ()
+    # Generic modes this labeler's mode is a narrower reading of: on a step it labels, their labels
+    # are dropped, so one mistake is named once, by its most specific mode (``tool_error`` rather
+    # than also ``invalid_action``).
+    narrows: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[Mapping[str, Any]] = {}
     Params: ClassVar[type[BaseModel]] = NoParams
 

@@ -62,10 +62,10 @@ FLOORS: dict[str, Floors] = {
     # a thought that states its purpose ("... the desklamp 1 to look at it") is a plan, not narration.
     "blind_test25": {},
     # Code-env episodes labelled from the tool modes' definitions only (scored once, 2026-11-29: every tool
-    # mode P 1.00 R 1.00). The generic labelers also label some of these steps (an invalid call is an
-    # invalid_action too, a repeated call a loop); whether they should on tool envs is open, so they are not held.
-    "blind_tools1": {mode: (0.0, 0.0) for mode in
-                     ("loop", "premature_success", "verbose_filler", "format_violation", "invalid_action")},
+    # mode P 1.00 R 1.00). The generic labelers then also labelled 22 of its steps, each beside the tool mode
+    # that narrows it (invalid_action beside tool_error, loop beside repeated_tool_call); since 2026-11-30 a
+    # step's mistake is named once, by its narrowest mode (Labeler.narrows), so every mode is held at 1.00.
+    "blind_tools1": {},
 }
 
 

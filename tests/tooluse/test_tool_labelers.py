@@ -8,11 +8,12 @@ import json
 import pytest
 
 from prefbuild.labelers import build_labelers, label_trajectory
-from prefbuild.labelers.base import ParamError
+from prefbuild.labelers.base import Labeler, ParamError
 from prefbuild.labelers.tools.length import OverlongLabeler
 from prefbuild.records import (
     EnvInfo,
     FunctionCall,
+    Label,
     Message,
     Outcome,
     Step,
@@ -159,3 +160,44 @@ def test_a_trajectory_edited_between_two_labellings_is_scanned_again() -> None:
                                                            ok=False, error="unknown tool 'python'")])
     relabelled = label_trajectory(record, build_labelers(None, "household"))
     assert "unknown_tool" in {label.mode for label in relabelled.steps[0].labels}
+
+
+class _Generic(Labeler):
+    name = "generic_probe"
+    mode = "invalid_action"
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        return [self.make_label(step, 0.9, "generic") for step in trajectory.steps]
+
+
+class _Narrow(Labeler):
+    name = "narrow_probe"
+    mode = "tool_error"
+    narrows = ("invalid_action",)
+
+    def label(self, trajectory: Trajectory) -> list[Label]:
+        return [self.make_label(0, 0.9, "narrow")]
+
+
+def test_a_mistake_is_named_once_by_its_narrowest_mode() -> None:
+    c = call({"code": "x"})
+    record = trajectory([tool_step(0, [c], ["NameError"], ok=False, error="NameError"),
+                         answer_step(1, "\\boxed{42}", won=True)], success=True)
+    both = label_trajectory(record, [_Generic(), _Narrow()])
+    assert [[label.mode for label in step.labels] for step in both.steps] == [["tool_error"], ["invalid_action"]]
+    alone = label_trajectory(record, [_Generic()])  # without the narrower labeler the generic label stays
+    assert [[label.mode for label in step.labels] for step in alone.steps] == [["invalid_action"], ["invalid_action"]]
+
+
+def test_every_tool_mode_that_narrows_names_a_generic_mode() -> None:
+    from prefbuild.labelers import BUILTIN_LABELERS, available_labelers
+
+    generic = {cls.mode for cls in BUILTIN_LABELERS.values()}
+    narrowing = {cls.name: cls.narrows for cls in available_labelers().values() if cls.narrows}
+    assert narrowing == {
+        "malformed_tool_call": ("format_violation",), "unknown_tool": ("invalid_action",),
+        "invalid_arguments": ("invalid_action",), "tool_error": ("invalid_action",),
+        "repeated_tool_call": ("loop",), "tool_wrong_answer": ("premature_success",),
+        "overlong": ("verbose_filler",),
+    }
+    assert all(set(modes) <= generic for modes in narrowing.values())

@@ -97,6 +97,7 @@ class ToolWrongAnswerLabeler(ToolLabeler):
 
     name: ClassVar[str] = "tool_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.premature_success.value,)
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
 

@@ -51,6 +51,7 @@ class MalformedToolCallLabeler(ToolLabeler):
 
     name: ClassVar[str] = "malformed_tool_call"
     mode: ClassVar[str] = FailureMode.malformed_tool_call.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.format_violation.value,)
     defaults: ClassVar[dict[str, Any]] = {"broken_confidence": 0.95, "repaired_confidence": 0.7}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -73,6 +74,7 @@ class UnknownToolLabeler(ToolLabeler):
 
     name: ClassVar[str] = "unknown_tool"
     mode: ClassVar[str] = FailureMode.unknown_tool.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.invalid_action.value,)
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.95}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -95,6 +97,7 @@ class InvalidArgumentsLabeler(ToolLabeler):
 
     name: ClassVar[str] = "invalid_arguments"
     mode: ClassVar[str] = FailureMode.invalid_arguments.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.invalid_action.value,)
     defaults: ClassVar[dict[str, Any]] = {"schema_confidence": 0.95, "error_confidence": 0.85}
 
     def _schema_error(self, trajectory: Trajectory, fact: ToolCallFacts) -> str | None:
@@ -129,6 +132,7 @@ class ToolErrorLabeler(ToolLabeler):
 
     name: ClassVar[str] = "tool_error"
     mode: ClassVar[str] = FailureMode.tool_error.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.invalid_action.value,)
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.8, "repeated_confidence": 0.9}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
@@ -155,6 +159,7 @@ class RepeatedToolCallLabeler(ToolLabeler):
 
     name: ClassVar[str] = "repeated_tool_call"
     mode: ClassVar[str] = FailureMode.repeated_tool_call.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.loop.value,)
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
 
     def label(self, trajectory: Trajectory) -> list[Label]:

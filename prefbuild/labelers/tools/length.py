@@ -58,6 +58,7 @@ class OverlongLabeler(ToolLabeler):
 
     name: ClassVar[str] = "overlong"
     mode: ClassVar[str] = FailureMode.overlong.value
+    narrows: ClassVar[tuple[str, ...]] = (FailureMode.verbose_filler.value,)
     Params: ClassVar[type[BaseModel]] = OverlongParams
 
     def label(self, trajectory: Trajectory) -> list[Label]:
