@@ -184,8 +184,12 @@ def replace_record(record: Any, **changes: Any) -> Any:
 
 
 def struct_of(record: BaseModel) -> msgspec.Struct:
-    """A small validated record (a ``Label``, say) as its struct, field by field."""
-    return struct_type(type(record))(**{name: getattr(record, name) for name in type(record).model_fields})
+    """A small validated record (a ``Label``, say) as its struct, field by field.
+
+    A record model refuses unknown fields (``extra="forbid"``), so its ``__dict__`` holds exactly
+    its fields: the struct is built from it directly.
+    """
+    return struct_type(type(record))(**record.__dict__)
 
 
 def to_struct(record: BaseModel) -> msgspec.Struct:

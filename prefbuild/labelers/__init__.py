@@ -23,7 +23,7 @@ from prefbuild.labelers.invalid_action import InvalidActionLabeler
 from prefbuild.labelers.loop import LoopLabeler
 from prefbuild.labelers.phantom_object import PhantomObjectLabeler
 from prefbuild.labelers.premature_success import PrematureSuccessLabeler
-from prefbuild.labelers.tools.scan import one_scan
+from prefbuild.labelers.tools.scan import is_tool_trajectory, one_scan
 from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
 from prefbuild.records import Label, Trajectory
 from prefbuild.registry import unknown_name
@@ -135,6 +135,7 @@ def build_labelers(configs: list[dict[str, Any]] | None, env: str | None = None)
 
 
 def _applicable(labelers: Iterable[Labeler], trajectory: Trajectory) -> list[Labeler]:
+    """The labelers of ``labelers`` that run on ``trajectory``, each asked in turn (``applies_to``)."""
     with one_scan(trajectory):
         usable = [labeler for labeler in labelers if labeler.applies_to(trajectory)]
     return _without_replaced(usable, trajectory.env.name)
@@ -148,6 +149,47 @@ def _without_replaced(usable: list[Labeler], env: str) -> list[Labeler]:
     return [labeler for labeler in usable if labeler.envs or labeler.mode not in specific_modes]
 
 
+class _Chooser:
+    """Which of ``labelers`` run on each trajectory of a stream, as ``_applicable`` decides.
+
+    A labeler that keeps ``Labeler.applies_to`` depends only on the trajectory's env and, for the
+    tool labelers, on whether it is a tool trajectory: both are read once per trajectory and the
+    choice is kept per (env, tool trajectory). Where a labeler overrides ``applies_to`` (it may read
+    anything), every labeler is asked of every trajectory, as ``_applicable`` does.
+    """
+
+    def __init__(self, labelers: list[Labeler]) -> None:
+        self._labelers = labelers
+        self._standard = all(type(labeler).applies_to is Labeler.applies_to for labeler in labelers)
+        self._asks_tool: dict[str, bool] = {}  # env -> whether a tool labeler fits it
+        self._chosen: dict[tuple[str, bool], list[Labeler]] = {}  # (env, tool trajectory) -> the labelers
+
+    def __call__(self, trajectory: Trajectory) -> list[Labeler]:
+        """The labelers that run on ``trajectory``, in their order (a list shared between trajectories)."""
+        if not self._standard:
+            return _applicable(self._labelers, trajectory)
+        env = trajectory.env.name
+        asks_tool = self._asks_tool.get(env)
+        if asks_tool is None:
+            asks_tool = self._asks_tool[env] = any(
+                labeler.tool_trajectories_only and labeler.fits_env(env) for labeler in self._labelers
+            )
+        key = (env, asks_tool and is_tool_trajectory(trajectory))
+        chosen = self._chosen.get(key)
+        if chosen is None:
+            chosen = self._chosen[key] = self._choose(*key)
+        return chosen
+
+    def _choose(self, env: str, tool: bool) -> list[Labeler]:
+        """``_applicable`` for a trajectory of ``env`` that is (``tool``) or is not a tool trajectory."""
+        usable = [
+            labeler
+            for labeler in self._labelers
+            if labeler.fits_env(env) and (tool or not labeler.tool_trajectories_only)
+        ]
+        return _without_replaced(usable, env)
+
+
 def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Trajectory:
     """A copy of ``trajectory`` whose ``Step.labels`` are exactly what ``labelers`` find now.
 
@@ -159,9 +201,9 @@ def label_trajectory(trajectory: Trajectory, labelers: Iterable[Labeler]) -> Tra
 
 def label_trajectories(trajectories: Iterable[Trajectory], labelers: Iterable[Labeler]) -> Iterator[Trajectory]:
     """``label_trajectory`` of each of ``trajectories`` in turn (the label stage's loop), streamed."""
-    labelers = list(labelers)
+    choose = _Chooser(list(labelers))
     for trajectory in trajectories:
-        yield _relabel(trajectory, _applicable(labelers, trajectory))
+        yield _relabel(trajectory, choose(trajectory))
 
 
 _NO_LABELS: list[Label] = []  # compared with, never handed out

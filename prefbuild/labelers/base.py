@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from prefbuild.errors import PrefbuildError, describe_validation_error
+from prefbuild.labelers.tools.scan import is_tool_trajectory
 from prefbuild.records import Label, Step, Trajectory
 
 
@@ -81,6 +82,8 @@ class Labeler(ABC):
     # are dropped, so one mistake is named once, by its most specific mode (``tool_error`` rather
     # than also ``invalid_action``).
     narrows: ClassVar[tuple[str, ...]] = ()
+    # Runs only on tool trajectories (``tools.scan.is_tool_trajectory``): the tool labelers.
+    tool_trajectories_only: ClassVar[bool] = False
     defaults: ClassVar[Mapping[str, Any]] = {}
     Params: ClassVar[type[BaseModel]] = NoParams
 
@@ -106,10 +109,20 @@ class Labeler(ABC):
         """``name@version``, recorded on every label so re-labelling is traceable."""
         return f"{self.name}@{self.version}"
 
-    def applies_to(self, trajectory: Trajectory) -> bool:
-        """Whether this labeler runs on ``trajectory`` (its env is understood and not excluded)."""
-        env = trajectory.env.name
+    def fits_env(self, env: str) -> bool:
+        """Whether this labeler understands the env named ``env`` and is not excluded from it."""
         return (not self.envs or env in self.envs) and env not in self.excluded_envs
+
+    def applies_to(self, trajectory: Trajectory) -> bool:
+        """Whether this labeler runs on ``trajectory``: its env is understood and not excluded, and it is a
+        tool trajectory where the labeler needs one (``tool_trajectories_only``).
+
+        The label stage decides this once per env and kind of trajectory for every labeler that keeps this
+        method (``labelers._Chooser``); a labeler that overrides it is asked of each trajectory.
+        """
+        return self.fits_env(trajectory.env.name) and (
+            not self.tool_trajectories_only or is_tool_trajectory(trajectory)
+        )
 
     def make_label(self, step: Step | int, confidence: float, evidence: str) -> Label:
         """A label of this labeler's mode at ``step`` (confidence clipped to [0, 1], 3 decimals).

@@ -166,9 +166,34 @@ class PrematureSuccessLabeler(Labeler):
     ) -> Label | None:
         """The label of a step whose action claims completion (``claims``), whose text holds ``claim``, or
         that ends the episode."""
-        last = len(trajectory.steps) - 1
         if step_won(trajectory, step):
             return None
+        if claims or claim is not None:  # only a claim is judged against the replayed state
+            label = self._claimed(trajectory, step, goal, replay, claims, claim)
+            if label is not None:
+                return label
+        if (
+            self.config["agent_finished"]
+            and step.index == len(trajectory.steps) - 1
+            and trajectory.outcome.stop_reason is StopReason.agent_finished
+            and not trajectory.outcome.success
+            and trajectory.task.meta.get("outcome_known") is not False
+        ):
+            return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
+        return None
+
+    def _claimed(
+        self,
+        trajectory: Trajectory,
+        step: Step,
+        goal: Goal | None,
+        replay: _Replay,
+        claims: bool,
+        claim: Claim | None,
+    ) -> Label | None:
+        """The label of a step (not won) whose action claims completion (``claims``) or whose text holds
+        ``claim``, judged against what the env confirmed so far; None where the claim holds. The episode's
+        state is replayed this far only here: a last step that claims nothing needs none of it."""
         known_unmet = goal_known_unmet(trajectory, step)
         state, shown = replay.through(step.index)  # a claim is judged with this turn's own command done
         progress = goal_progress(state, goal) if goal is not None else None
@@ -177,7 +202,7 @@ class PrematureSuccessLabeler(Labeler):
             why = progress.summary if progress is not None and unconfirmed else "the goal is not met"
             after = (
                 "the episode went on"
-                if step.index < last
+                if step.index < len(trajectory.steps) - 1
                 else f"the episode ended with {trajectory.outcome.stop_reason.value}"
             )
             return self.make_label(
@@ -186,17 +211,7 @@ class PrematureSuccessLabeler(Labeler):
                 f"claims completion with action '{short(step.action or '', 60)}' but {why} ({after})",
             )
         if claim is not None:
-            label = self._judge(step, claim, goal, progress, known_unmet, state, shown)
-            if label is not None:
-                return label
-        if (
-            self.config["agent_finished"]
-            and step.index == last
-            and trajectory.outcome.stop_reason is StopReason.agent_finished
-            and not trajectory.outcome.success
-            and trajectory.task.meta.get("outcome_known") is not False
-        ):
-            return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
+            return self._judge(step, claim, goal, progress, known_unmet, state, shown)
         return None
 
     def _claim(self, trajectory: Trajectory, step: Step, goal: Goal | None, action_text: str | None) -> Claim | None:

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.text import short
 from prefbuild.labelers.tools.facts import call_results, canonical_call, toolbox
-from prefbuild.labelers.tools.scan import is_tool_trajectory
 from prefbuild.records import FailureMode, FunctionCall, Label, Step, ToolCall, ToolCallFacts, Trajectory
 
 # Parser problems that mean a call was broken (not merely that a turn had no call).
@@ -26,10 +25,10 @@ _ARGUMENTS = re.compile(
 
 
 class ToolLabeler(Labeler):
-    """Base of the tool labelers: they run on trajectories of tool envs or with tool calls."""
+    """Base of the tool labelers: they run on trajectories of tool envs or with tool calls
+    (``Labeler.applies_to`` asks ``tools.scan.is_tool_trajectory`` for them)."""
 
-    def applies_to(self, trajectory: Trajectory) -> bool:
-        return super().applies_to(trajectory) and is_tool_trajectory(trajectory)
+    tool_trajectories_only: ClassVar[bool] = True
 
 
 def _unknown(trajectory: Trajectory, fact: ToolCallFacts) -> bool:
