@@ -92,7 +92,6 @@ HOSTILE_NAMES = [
     "_",
     "a.b.c",
     "get_method_called",
-    "sort",  # "sort" is documented but held out in miss_func_0
 ]
 
 
@@ -160,7 +159,7 @@ def test_hostile_calls_never_execute_code_or_touch_other_attributes(monkeypatch:
         SPY.active = False
     assert SPY.events == []
     assert all(not fact.ok for fact in result.facts.tools)
-    assert set(reached) <= documented - {"sort"}
+    assert set(reached) <= documented  # a held-out one ("sort" here) too, as BFCL's executor
     assert _state(env._backend) == before
     assert len(result.messages) == len(calls)
 

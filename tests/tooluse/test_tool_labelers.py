@@ -201,3 +201,17 @@ def test_every_tool_mode_that_narrows_names_a_generic_mode() -> None:
         "overlong": ("verbose_filler",),
     }
     assert all(set(modes) <= generic for modes in narrowing.values())
+
+
+def test_a_call_of_a_tool_not_yet_offered_is_unknown_even_when_the_env_ran_it() -> None:
+    # BFCL runs a held-out function called before its turn; the tools of each step say what was offered.
+    later = {"type": "function", "function": {"name": "sort", "parameters": {"type": "object"}}}
+    early_sort, sort_again = call({}, name="sort", id_="a"), call({"file": "b"}, name="sort", id_="b")
+    steps = [tool_step(0, [early_sort], ["sorted"]), tool_step(1, [sort_again], ["sorted"]),
+             answer_step(2, "\\boxed{42}", won=True)]
+    steps[1] = steps[1].model_copy(update={"offered_tools": [*TOOLS, later]})
+    steps = [steps[0].model_copy(update={"offered_tools": TOOLS}), *steps[1:]]
+    record = trajectory(steps, success=True).model_copy(update={"tools": [*TOOLS, later]})
+    found = labels(record)
+    assert set(found) == {0} and "not offered (the env ran it)" in found[0]["unknown_tool"]
+    assert "offered: code_interpreter" in found[0]["unknown_tool"]

@@ -105,7 +105,8 @@ class BfclBackend:
 
     Args:
         entry: the task (its ``initial_config`` and ``involved_classes``).
-        offered: names of the functions the model may call now (all documented ones when None).
+        offered: names of the functions offered to the model now (all documented ones when None);
+            hints name only these, but a documented function not offered still runs, as in BFCL.
         hints: add actionable hints to failed calls, and check arguments against the schema first.
 
     Example:
@@ -173,10 +174,13 @@ class BfclBackend:
             call: the parsed call.
 
         Returns:
-            The outcome; failures never raise. A documented, offered function runs exactly as
-            BFCL would run it (hints never change what executes); with hints on, a failed call's
-            result also says what went wrong and what would be valid (the schema mismatch when
-            the arguments do not fit the tool's schema, else a hint from the backend state).
+            The outcome; failures never raise. A documented function runs exactly as BFCL would
+            run it (hints never change what executes), offered or not: BFCL's executor maps every
+            public method of the involved classes, so a held-out function called before its turn
+            runs and changes the state the checker compares (the tool labelers mark the call
+            ``unknown_tool``: it was not offered). With hints on, a failed call's result also says
+            what went wrong and what would be valid (the schema mismatch when the arguments do not
+            fit the tool's schema, else a hint from the backend state).
 
         Example:
             >>> from prefbuild.envs.bfcl.data import load_entries
@@ -184,7 +188,7 @@ class BfclBackend:
             "Error during execution: name 'rm_rf' is not defined"
         """
         arguments = dict(call.kwargs) if not call.args else None
-        if call.name not in self.owner or call.name not in self.offered:
+        if call.name not in self.owner:
             error = f"name {call.name!r} is not defined"
             hint = unknown_function_hint(call.name, self.offered) if self.hints else None
             return CallOutcome(call.name, arguments, ERROR_PREFIX + error, False, False, error, hint)

@@ -31,16 +31,25 @@ class ToolLabeler(Labeler):
     tool_trajectories_only: ClassVar[bool] = True
 
 
-def _unknown(trajectory: Trajectory, fact: ToolCallFacts) -> bool:
-    """The call named a tool that was not offered: by the trajectory's tools where recorded,
-    else by the env's error (``unknown tool 'x'``, BFCL's ``name 'x' is not defined``)."""
+def _offered(trajectory: Trajectory, step: Step) -> list[str] | None:
+    """Names of the tools offered at ``step``: its own list where the env grew the tools (BFCL
+    reveals held-out functions), else the trajectory's; None where the record has none."""
+    if step.offered_tools is not None:
+        return [str((tool.get("function") or tool).get("name", "")) for tool in step.offered_tools]
+    box = toolbox(trajectory)
+    return box.names if box is not None else None
+
+
+def _unknown(offered: list[str] | None, fact: ToolCallFacts) -> bool:
+    """The call named a tool that was not offered: by the tools offered at its step where recorded
+    (even when the env ran it, as BFCL runs a held-out function called before its turn), else by
+    the env's error (``unknown tool 'x'``, BFCL's ``name 'x' is not defined``)."""
+    if offered is not None and fact.name not in offered:
+        return True
     if fact.ok or fact.error is None:
         return False
-    box = toolbox(trajectory)
-    if box is not None and fact.name in box.names and not fact.error.lower().startswith("unknown tool"):
+    if offered is not None and not fact.error.lower().startswith("unknown tool"):
         return False
-    if box is not None and fact.name not in box.names:
-        return True
     return bool(_UNKNOWN.search(fact.error)) or f"{fact.name!r} is not defined" in fact.error
 
 
@@ -77,16 +86,18 @@ class UnknownToolLabeler(ToolLabeler):
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.95}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
-        box = toolbox(trajectory)
         labels: list[Label] = []
         for step in trajectory.steps:
-            unknown = [fact for fact in step.facts.tools if _unknown(trajectory, fact)]
+            if not step.facts.tools:
+                continue
+            names = _offered(trajectory, step)
+            unknown = [fact for fact in step.facts.tools if _unknown(names, fact)]
             if not unknown:
                 continue
-            offered = f"; offered: {', '.join(box.names)}" if box is not None else ""
-            names = ", ".join(dict.fromkeys(repr(fact.name) for fact in unknown))
-            error = short(unknown[0].error or "", 100)
-            labels.append(self.make_label(step, self.config["confidence"], f"called {names}: {error}{offered}"))
+            offered = f"; offered: {', '.join(names)}" if names is not None else ""
+            called = ", ".join(dict.fromkeys(repr(fact.name) for fact in unknown))
+            error = short(unknown[0].error or "not offered (the env ran it)", 100)
+            labels.append(self.make_label(step, self.config["confidence"], f"called {called}: {error}{offered}"))
         return labels
 
 
@@ -110,8 +121,11 @@ class InvalidArgumentsLabeler(ToolLabeler):
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
         for step in trajectory.steps:
+            if not step.facts.tools:
+                continue
+            offered = _offered(trajectory, step)
             for fact in step.facts.tools:
-                if _unknown(trajectory, fact):
+                if _unknown(offered, fact):
                     continue
                 schema_error = self._schema_error(trajectory, fact)
                 if schema_error is not None:
@@ -138,8 +152,11 @@ class ToolErrorLabeler(ToolLabeler):
         labels: list[Label] = []
         failures = 0
         for step in trajectory.steps:
+            if not step.facts.tools:
+                continue
+            offered = _offered(trajectory, step)
             for fact in step.facts.tools:
-                if fact.ok or fact.arguments is None or _unknown(trajectory, fact):
+                if fact.ok or fact.arguments is None or _unknown(offered, fact):
                     continue
                 if fact.error and _ARGUMENTS.search(fact.error):
                     continue
