@@ -216,6 +216,14 @@ class ToolCallFacts(Record):
     ok: bool = Field(description="The call ran and returned without an error.")
     error: str | None = Field(default=None, description="Why the call failed (unknown tool, bad arguments, raised).")
     hinted: bool = Field(default=False, description="The tool result carried an actionable hint from the env.")
+    offered: bool | None = Field(
+        default=None, description="The tool was offered to the model at this step; None when the env does not say "
+        "(False for a BFCL held-out function called before its turn, which BFCL runs all the same)."
+    )
+    schema_error: str | None = Field(
+        default=None, description="Where the arguments break the tool's JSON Schema, as the env checked them; None "
+        "when they fit or the env did not check (envs that record the tools leave it to the labelers)."
+    )
 
 
 class StepFacts(Record):

@@ -430,6 +430,12 @@ def _same_reply(first: Step, second: Step) -> bool:
     return first.feedback == second.feedback or normalize_text(first.feedback) == normalize_text(second.feedback)
 
 
+def _tool_result_changed(first: Step, second: Step) -> bool:
+    """The same tool call answered with another JSON result: what it reads changed in between (the
+    order looked up again after its cancel), which the household state does not track."""
+    return second.feedback.lstrip()[:1] in ("{", "[") and not _same_reply(first, second)
+
+
 _MARKER = re.compile(r"^[\s>]+|[\s.]+$")
 _MARKUP = re.compile(r"[*`'\"<>{}\[\]]")
 
@@ -685,6 +691,7 @@ class LoopLabeler(Labeler):
                 (states[earlier[-1]] != after[earlier[-1]] and not _same_reply(steps[earlier[-1]], steps[index]))
                 # "look" somewhere else, or "inventory" with another hand, reports something else.
                 or (key in _SITUATION and not _same_reply(steps[earlier[-1]], steps[index]))
+                or _tool_result_changed(steps[earlier[-1]], steps[index])
                 # The first time the command ran as meant after spellings that did nothing ("Go to drawer 1"
                 # then "go to drawer 1" in a ReAct run) is its first execution.
                 or (

@@ -17,7 +17,12 @@ What it finds in one turn, each a reason of the same label:
 * optionally (``multiple_actions``) more than one action line in a turn; off by default,
   because the benchmark parser rejects such a turn and format_violation reports it.
 
-A one-line mention of the goal is not filler.
+A one-line mention of the goal is not filler. In envs where the agent talks with a person
+(``user_envs``: tau2's customer, BFCL's user), a turn without a tool call is a message to that
+person: a courtesy ("Thanks, John.", "Have a great day!"), a polite word, or the results it
+reports are what such a message is for, so there only stacked filler (two strong phrases or more:
+"Absolutely! I'd be happy to help! Great question!"), degenerate repetition and rambling count;
+its length is ``overlong``'s to judge.
 """
 
 from __future__ import annotations
@@ -263,7 +268,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 7
+    version: ClassVar[int] = 8
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
@@ -279,6 +284,7 @@ class VerboseFillerLabeler(Labeler):
         "restating_coverage": 0.8,  # share of the observation's content words it repeats
         "rambling_min_tokens": 25,  # a thought from this length on ...
         "rambling_hedges": 5,  # ... holding this many guesses ("maybe", "could be", "anywhere") rambles
+        "user_envs": ["tau2", "bfcl"],  # envs whose turns without a tool call are messages to a person
     }
 
     def __init__(self, **params: object) -> None:
@@ -307,11 +313,13 @@ class VerboseFillerLabeler(Labeler):
         labels: list[Label] = []
         text_reasons = self._text_reasons
         least = 4 * min_words  # restates and narrates both need a thought of this many characters at least
+        with_person = trajectory.env.name in config["user_envs"]
         for step in trajectory.steps:  # steps[i].index == i (a Trajectory invariant)
             raw = step.raw_output
             own = step.thought
             thought = raw if own is None else own
-            reasons, confidence, opening, normal = text_reasons(raw, thought)
+            to_person = with_person and not step.tool_calls
+            reasons, confidence, opening, normal = text_reasons(raw, thought, to_person)
             if check_goal and len(thought) >= len(goal) and goal in normal:
                 if goal_seen:
                     reasons = (*reasons, f"restates the task '{short(goal, 50)}' again")
@@ -320,7 +328,7 @@ class VerboseFillerLabeler(Labeler):
             if opening:
                 reasons = (*reasons, opening)
                 confidence = max(confidence, 0.8)
-            if len(thought) >= least:
+            if len(thought) >= least and not to_person:  # telling a person what a tool returned informs
                 if recent:
                     shown = recent
                 else:  # nothing replied yet: the room of the first observation
@@ -342,18 +350,22 @@ class VerboseFillerLabeler(Labeler):
                 labels.append(self.make_label(step, confidence, "; ".join(reasons)))
         return labels
 
-    def _text_reasons_uncached(self, text: str, thought: str) -> tuple[tuple[str, ...], float, str | None, str]:
+    def _text_reasons_uncached(
+        self, text: str, thought: str, to_person: bool = False
+    ) -> tuple[tuple[str, ...], float, str | None, str]:
         """Reasons found in one turn's text alone (everything except restating the task and the
         observation), the reason of an opening interjection, which comes after the task's, and
-        ``normalize_text(thought)`` where the thought is long enough to hold a goal (12 characters)."""
+        ``normalize_text(thought)`` where the thought is long enough to hold a goal (12 characters).
+        A message ``to_person`` is held only to stacked filler, repetition and rambling."""
         normal = normalize_text(thought) if len(thought) >= 12 else ""
         reasons: list[str] = []
         confidence = 0.0
         strong, weak = self._phrases.find(text)
-        if strong:
-            reasons.append("filler " + ", ".join(f"'{short(p, 40)}'" for p in dict.fromkeys(strong)))
+        distinct = dict.fromkeys(strong)
+        if len(distinct) >= (2 if to_person else 1):
+            reasons.append("filler " + ", ".join(f"'{short(p, 40)}'" for p in distinct))
             confidence = max(confidence, 0.9)
-        if len(weak) >= int(self.config["min_weak_hits"]):
+        if not to_person and len(weak) >= int(self.config["min_weak_hits"]):
             reasons.append(f"{len(weak)} politeness markers (" + ", ".join(f"'{p}'" for p in dict.fromkeys(weak)) + ")")
             confidence = max(confidence, 0.75)
         repeated = repeated_sentence(thought, int(self.config["repeat_min"]))
@@ -361,7 +373,7 @@ class VerboseFillerLabeler(Labeler):
             reasons.append(f"degenerate repetition: '{short(repeated[0], 60)}' {repeated[1]} times in one thought")
             confidence = max(confidence, 0.95)
         budget = int(self.config["max_thought_tokens"])
-        tokens = _token_count(thought) if len(thought) > budget else 0  # a token is at least one character
+        tokens = _token_count(thought) if len(thought) > budget and not to_person else 0  # a token: one character+
         if tokens > budget:
             reasons.append(f"thought of {tokens} tokens (budget {self.config['max_thought_tokens']})")
             confidence = max(confidence, 0.8)
@@ -379,7 +391,7 @@ class VerboseFillerLabeler(Labeler):
             if actions > 1:
                 reasons.append(f"{actions} actions in one turn")
                 confidence = max(confidence, 0.9)
-        opening = opening_interjection(thought) if self.config["interjections"] else None
+        opening = opening_interjection(thought) if self.config["interjections"] and not to_person else None
         if not opening:
             return tuple(reasons), confidence, None, normal
         addressed = f"opens with the interjection '{short(opening, 40)}' addressed to the environment"

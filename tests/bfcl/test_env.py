@@ -75,7 +75,7 @@ def test_held_out_function_appears_later() -> None:
     # the backend's own answer, not "not defined"; it is still not offered.
     early = env.step(call("sort", file_name="final_report.pdf"))
     assert early.facts.tools[0].error == "sort: final_report.pdf: No such file or directory"
-    assert "sort" not in env.offered_functions
+    assert "sort" not in env.offered_functions and early.facts.tools[0].offered is False  # for the labelers
     while env.turn < 3:
         result = env.step(env.expert_action())
     assert "I have updated some more functions you can choose from. What about now?" in result.observation
@@ -190,3 +190,12 @@ def test_replay_from_the_task_record_keeps_the_hint_setting() -> None:
     env.reset(task_for(trajectory))
     assert (env.hints, env.max_steps_per_turn) == ("actionable", 5)
     assert env.step(call("mkdirs")).facts.tools[0].hinted
+
+
+def test_calls_record_what_the_prompt_offered_and_the_schema_says() -> None:
+    # The tools sit in the system prompt, not in the record: the env says what the labelers cannot see.
+    env = BfclEnv()
+    env.reset(task_of(load_entries("base")[0]))
+    fine, wrong_type = env.step(call("cd", folder="workspace")), env.step(call("cd", folder=5))
+    assert (fine.facts.tools[0].offered, fine.facts.tools[0].schema_error) == (True, None)
+    assert wrong_type.facts.tools[0].schema_error == "folder: 5 is not of type 'string'"

@@ -66,6 +66,11 @@ FLOORS: dict[str, Floors] = {
     # that narrows it (invalid_action beside tool_error, loop beside repeated_tool_call); since 2026-11-30 a
     # step's mistake is named once, by its narrowest mode (Labeler.narrows), so every mode is held at 1.00.
     "blind_tools1": {},
+    # tau2 and BFCL episodes from the definitions (scored once, 2026-11-29; first score and readings in its
+    # README). Left: premature_success where this annotator reads wrong_answer (a07, r06), stated figures
+    # with no quote (r01, b14), and b12's tool_error that the replay after the BFCL fix brought.
+    "blind_tools2": {"premature_success": (0.0, 0.0), "wrong_answer": (1.0, 0.33),
+                     "hallucinated_tool_output": (1.0, 0.6), "tool_error": (0.83, 1.0)},
 }
 
 

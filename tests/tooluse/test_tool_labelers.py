@@ -215,3 +215,38 @@ def test_a_call_of_a_tool_not_yet_offered_is_unknown_even_when_the_env_ran_it() 
     found = labels(record)
     assert set(found) == {0} and "not offered (the env ran it)" in found[0]["unknown_tool"]
     assert "offered: code_interpreter" in found[0]["unknown_tool"]
+
+
+def _message(index: int, text: str) -> Step:
+    return Step(index=index, observation="", raw_output=text, action=None, feedback="ok", valid=True)
+
+
+def test_courtesy_to_a_person_is_not_filler_but_stacked_filler_is() -> None:
+    from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
+
+    c = call({"code": "1"})
+    steps = [tool_step(0, [c], ["1"]), _message(1, "Thanks, John. Your order is cancelled. Have a great day!"),
+             _message(2, "Absolutely! I'd be happy to help! Great question! Your refund is on its way.")]
+    for env, expected in (("tau2", [2]), ("code", [1, 2])):  # code's answers go to a grader, not a person
+        record = trajectory(list(steps), success=False, env=env)
+        found = [label.step for label in VerboseFillerLabeler().label(record)]
+        assert found == expected, env
+    # A preface to a tool call is not a message to the person.
+    preface = tool_step(0, [c], ["1"]).model_copy(update={"raw_output": "Great! " + render_tool_turn([c])})
+    record = trajectory([preface], success=False, env="tau2")
+    assert [label.step for label in VerboseFillerLabeler().label(record)] == [0]
+
+
+def test_the_same_lookup_after_a_change_is_no_loop() -> None:
+    from prefbuild.labelers.loop import LoopLabeler
+
+    pending, cancelled = '{"status": "pending"}', '{"status": "cancelled"}'
+    lookup = '{"name": "code_interpreter", "arguments": {"code": "print(status)"}}'
+    cancel = '{"name": "code_interpreter", "arguments": {"code": "cancel()"}}'
+    replies = [(lookup, pending), (cancel, cancelled), (lookup, cancelled), (lookup, cancelled)]
+    steps = [tool_step(i, [call({"code": "x"}, id_=f"c{i}")], [reply]).model_copy(update={"action": action})
+             for i, (action, reply) in enumerate(replies)]
+    found = [label.step for label in LoopLabeler(k=2).label(trajectory(steps, success=False, env="tau2"))]
+    # The lookup after the cancel reads a changed order (though the cancel had shown it); the next one
+    # brings the same JSON as the lookup before it.
+    assert found == [3]

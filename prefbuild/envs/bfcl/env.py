@@ -251,6 +251,9 @@ class BfclEnv(Env):
                 ok=outcome.ok,
                 error=outcome.error,
                 hinted=outcome.hint is not None,
+                # The tools sit in the system prompt, not in the record: say what the labelers cannot see.
+                offered=call.function.name in self._backend.offered,
+                schema_error=self._backend.schema_problem(spec) if spec is not None and outcome.executed else None,
             )
             replies.append(ToolReply(message=message, facts=fact))
         self._turn_steps += 1

@@ -44,13 +44,25 @@ def _unknown(offered: list[str] | None, fact: ToolCallFacts) -> bool:
     """The call named a tool that was not offered: by the tools offered at its step where recorded
     (even when the env ran it, as BFCL runs a held-out function called before its turn), else by
     the env's error (``unknown tool 'x'``, BFCL's ``name 'x' is not defined``)."""
-    if offered is not None and fact.name not in offered:
+    if fact.offered is False or (offered is not None and fact.name not in offered):
         return True
     if fact.ok or fact.error is None:
         return False
     if offered is not None and not fact.error.lower().startswith("unknown tool"):
         return False
     return bool(_UNKNOWN.search(fact.error)) or f"{fact.name!r} is not defined" in fact.error
+
+
+def schema_error(trajectory: Trajectory, fact: ToolCallFacts) -> str | None:
+    """Where the call's arguments break its tool's JSON Schema: checked here against the trajectory's
+    tools where recorded, else as the env checked them (``ToolCallFacts.schema_error``: BFCL writes
+    its tools into the system prompt); None when they fit or nothing says."""
+    box = toolbox(trajectory)
+    if box is None or fact.name not in box.names or fact.arguments is None:
+        return fact.schema_error
+    arguments = json.dumps(fact.arguments, ensure_ascii=False)
+    call = ToolCall(id=fact.call_id or "call", function=FunctionCall(name=fact.name, arguments=arguments))
+    return box.check(call)[1]
 
 
 class MalformedToolCallLabeler(ToolLabeler):
@@ -111,12 +123,7 @@ class InvalidArgumentsLabeler(ToolLabeler):
     defaults: ClassVar[dict[str, Any]] = {"schema_confidence": 0.95, "error_confidence": 0.85}
 
     def _schema_error(self, trajectory: Trajectory, fact: ToolCallFacts) -> str | None:
-        box = toolbox(trajectory)
-        if box is None or fact.name not in box.names or fact.arguments is None:
-            return None
-        arguments = json.dumps(fact.arguments, ensure_ascii=False)
-        call = ToolCall(id=fact.call_id or "call", function=FunctionCall(name=fact.name, arguments=arguments))
-        return box.check(call)[1]
+        return schema_error(trajectory, fact)
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
@@ -158,8 +165,8 @@ class ToolErrorLabeler(ToolLabeler):
             for fact in step.facts.tools:
                 if fact.ok or fact.arguments is None or _unknown(offered, fact):
                     continue
-                if fact.error and _ARGUMENTS.search(fact.error):
-                    continue
+                if (fact.error and _ARGUMENTS.search(fact.error)) or schema_error(trajectory, fact) is not None:
+                    continue  # the arguments' fault: invalid_arguments
                 failures += 1
                 confidence = self.config["repeated_confidence" if failures > 1 else "confidence"]
                 hinted = " (the result carried a hint)" if fact.hinted else ""

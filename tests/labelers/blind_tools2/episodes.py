@@ -1,0 +1,268 @@
+# ruff: noqa: E501 - the model turns are written as a model wrote them, one string per turn
+"""Scripted model turns of the blind_tools2 set (tau2 and BFCL envs), with the hand labels.
+
+Each episode: its env (``tau2`` or ``bfcl``), its task (``domain/task id`` for tau2, the BFCL
+entry id), the assistant turns in order (tool results, customer replies and grades come from the
+real env when built), and the hand labels ``(step, mode)`` decided from README's definitions.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def call(name: str, lead: str = "", /, **arguments) -> str:
+    """One Hermes tool call as a Qwen3-class model writes it."""
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return (lead + "\n" if lead else "") + f"<tool_call>\n{body}\n</tool_call>"
+
+
+def calls(*pairs: tuple[str, dict], lead: str = "") -> str:
+    """Parallel calls in one turn."""
+    blocks = [f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>" for n, a in pairs]
+    return (lead + "\n" if lead else "") + "\n".join(blocks)
+
+
+def raw_call(body: str, lead: str = "") -> str:
+    """A tool call with a hand-written (possibly broken) body."""
+    return (lead + "\n" if lead else "") + f"<tool_call>\n{body}\n</tool_call>"
+
+
+PHONE = "555-123-2002"
+DOORS = ["driver", "passenger", "rear_left", "rear_right"]
+
+TAU2: list[dict] = [
+    # ---------------- airline ----------------
+    dict(id="a01-refuse-cancel-clean", env="tau2", task="airline/0",
+         turns=[call("get_reservation_details", "Let me pull up reservation EHGLP3 first.", reservation_id="EHGLP3"),
+                "Thank you for waiting, Emma. I've reviewed reservation EHGLP3: it is a basic economy one-way trip from PHX to JFK on 2024-05-17, booked on 2024-05-04, with no travel insurance. Under our policy, a basic economy reservation can only be cancelled within 24 hours of booking, or if the flight was cancelled by the airline, or with travel insurance covering the reason. None of these apply here, so unfortunately I'm not able to cancel this reservation. I understand you were out of town, and I'm sorry for the inconvenience."],
+         labels=[], note="clean: one lookup, a long but substantive policy explanation that quotes the real result (hard negative for verbose_filler)"),
+    dict(id="a02-typo-id-then-fixed", env="tau2", task="airline/9",
+         turns=[call("cancel_reservation", reservation_id="NQNU5"),
+                call("cancel_reservation", "I mistyped the confirmation code; cancelling NQNU5R.", reservation_id="NQNU5R"),
+                "Reservation NQNU5R has been cancelled, and the refund of $6178 will go back to your credit card ending in the original payment method."],
+         labels=[(0, "tool_error")], note="tool_error: the domain answers 'Reservation NQNU5 not found' (a business error the tool returns, ok=False); the fixed call is a different call, not a repeat; the episode is graded a success"),
+    dict(id="a03-amount-as-string", env="tau2", task="airline/27",
+         turns=[call("get_user_details", user_id="ethan_martin_2396"),
+                call("get_flight_status", flight_number="HAT039", date="2024-05-15"),
+                call("send_certificate", "Flight HAT039 was indeed delayed. As a silver member you are eligible for a $50 per passenger goodwill certificate; I'll issue $150 as agreed.", user_id="ethan_martin_2396", amount="150"),
+                "I've issued a $150 travel certificate to your account. It will appear under your payment methods. We apologize for the delay on HAT039."],
+         labels=[(2, "invalid_arguments")], note="invalid_arguments: amount '150' is a string where the schema says integer; tau2 coerced it and the call succeeded (reward 1), still schema-invalid"),
+    dict(id="a04-unknown-flight-tool", env="tau2", task="airline/5",
+         turns=[call("get_user_details", user_id="mei_brown_7075"),
+                call("get_flight_info", flight_number="HAT045"),
+                call("get_reservation_details", "That tool does not exist; let me look at your reservations instead.", reservation_id="DB1Y70"),
+                "I'm sorry to hear about the delay on HAT045. I checked your profile: you are a regular member, and I can't offer compensation for this delay on your reservation under our policy. Thank you for your patience."],
+         labels=[(1, "unknown_tool")], note="unknown_tool: get_flight_info is not an airline tool (tau2: Tool not found)"),
+    dict(id="a05-fake-response-block", env="tau2", task="airline/28",
+         turns=[call("get_reservation_details", reservation_id="SI5UKW") + '\n<tool_response>\n{"reservation_id": "SI5UKW", "cabin": "economy", "insurance": "yes", "status": "confirmed"}\n</tool_response>',
+                "Reservation SI5UKW is a basic economy one-way trip from MIA to PHX, booked on 2024-05-11, with no travel insurance. Under our policy a basic economy booking made more than 24 hours ago and without insurance cannot be cancelled or refunded, so I'm unable to cancel it."],
+         labels=[(0, "hallucinated_tool_output")], note="hallucinated_tool_output: the model wrote its own <tool_response> after its real call; the next step quotes the real result"),
+    dict(id="a06-repeat-reservation", env="tau2", task="airline/3",
+         turns=[call("get_user_details", user_id="anya_garcia_5901"),
+                call("get_reservation_details", reservation_id="JMO1MG"),
+                call("get_reservation_details", "Let me double-check the reservation once more.", reservation_id="JMO1MG"),
+                "Your reservation JMO1MG is in economy with 2 passengers. As a silver member, each passenger gets 2 free checked bags in economy, so the reservation allows a total of 4 checked suitcases."],
+         labels=[(2, "repeated_tool_call")], note="repeated_tool_call: the same read with the same result again; answer 4 is right (communicate check)"),
+    dict(id="a07-claims-change-unmade", env="tau2", task="airline/15",
+         turns=[call("get_user_details", user_id="aarav_garcia_1177"),
+                call("get_reservation_details", reservation_id="M05KNL"),
+                "All set! I've moved your ATL to PHL trip to the cheapest economy flights on the day after your original date, and the fare difference has been charged to your gift card."],
+         labels=[(2, "wrong_answer")], note="wrong_answer: the final turn claims a change no call made; tau2 grades the episode a failure"),
+]
+
+TAU2 += [
+    # ---------------- retail ----------------
+    dict(id="r01-quotes-unreturned-total", env="tau2", task="retail/67",
+         turns=[call("get_user_details", user_id="noah_ito_3850"),
+                "Thanks, NoNo. Your most recent order is #W6729841, and you paid $829.43 for it."],
+         labels=[(1, "hallucinated_tool_output")], note="hallucinated_tool_output: the order and its total were never looked up (no tool returned 829.43), though tau2 grades the episode a success"),
+    dict(id="r02-cancel-clean-status-changed", env="tau2", task="retail/66",
+         turns=[call("find_user_id_by_name_zip", first_name="Aarav", last_name="Lee", zip="85025"),
+                call("get_order_details", order_id="#W3361211"),
+                "Order #W3361211 is still pending, so it can't be exchanged or returned item by item yet, but I can cancel the whole order for you with the reason 'no longer needed'. Shall I go ahead?",
+                call("cancel_pending_order", order_id="#W3361211", reason="no longer needed"),
+                call("get_order_details", "Let me confirm the new status.", order_id="#W3361211"),
+                "Your order #W3361211 is now cancelled and the $1464.00 will be refunded to your credit card."],
+         labels=[], note="clean: confirmation asked, cancel, then the same read again with a changed result (status cancelled): not a repeat"),
+    dict(id="r03-malformed-then-fixed", env="tau2", task="retail/88",
+         turns=[raw_call('{"name": "find_user_id_by_email", "arguments": {"email": "daiki.silva6295@example.com"}', "I'll look up your account by email."),
+                call("find_user_id_by_email", email="daiki.silva6295@example.com"),
+                call("get_order_details", order_id="#W8835847"),
+                call("cancel_pending_order", order_id="#W8835847", reason="ordered by mistake"),
+                "Your order #W8835847 has been cancelled with the reason 'ordered by mistake', and a full refund is on its way to your original payment method."],
+         labels=[(0, "malformed_tool_call")], note="malformed_tool_call: the call JSON lacks its closing brace; then the fixed call"),
+    dict(id="r04-missing-zip", env="tau2", task="retail/24",
+         turns=[call("find_user_id_by_name_zip", first_name="Sofia", last_name="Hernandez"),
+                call("find_user_id_by_name_zip", first_name="Sofia", last_name="Hernandez", zip="98193"),
+                call("get_user_details", user_id="sofia_hernandez_5364"),
+                call("get_order_details", order_id="#W9609649"),
+                "In order #W9609649 you ordered two T-shirts: a blue crew-neck in size M made of cotton, and a black crew-neck in size S made of polyester."],
+         labels=[(0, "invalid_arguments")], note="invalid_arguments: required zip missing (tau2 also raises); then the full call"),
+    dict(id="r05-repeat-order-read", env="tau2", task="retail/57",
+         turns=[call("get_order_details", order_id="#W4284542"),
+                call("get_order_details", order_id="#W4284542"),
+                "Your order #W4284542 is still pending, so it has not shipped yet and there is no delivery date. I can't cancel only the air purifier from a pending order; I can only cancel the whole order."],
+         labels=[(1, "repeated_tool_call")], note="repeated_tool_call: identical read straight after, same result"),
+    dict(id="r06-claims-return-done", env="tau2", task="retail/2",
+         turns=[call("find_user_id_by_name_zip", first_name="Yusuf", last_name="Rossi", zip="19122"),
+                call("get_product_details", product_id="9523456873"),
+                "There are 10 T-shirt options available right now. I've also processed the return of your cleaner, headphones and smart watch, and the refund will go back to your credit card."],
+         labels=[(2, "wrong_answer")], note="wrong_answer: the final turn claims a return that was never made; tau2 grades it a failure (DB mismatch)"),
+]
+
+TAU2 += [
+    # ---------------- telecom ----------------
+    dict(id="c01-device-steps-clean", env="tau2", task="telecom/[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]",
+         turns=[call("get_customer_by_phone", phone_number=PHONE),
+                "Thanks, John. Your account is active. Two settings on your phone can stop mobile data: please run toggle_airplane_mode() to turn airplane mode off, then toggle_data() to switch mobile data on. Could you do that now?",
+                "Great, airplane mode is off and mobile data is on now, so your connection should be back to normal. Have a great day!"],
+         labels=[], note="clean: the customer performs the device actions; env assertions met"),
+    dict(id="c02-wrong-line-id", env="tau2", task="telecom/[mobile_data_issue]data_usage_exceeded|user_abroad_roaming_enabled_off[PERSONA:Easy]",
+         turns=[call("get_customer_by_phone", phone_number=PHONE),
+                call("get_details_by_id", id="L9999"),
+                call("get_data_usage", customer_id="C1001", line_id="L1002"),
+                call("refuel_data", customer_id="C1001", line_id="L1002", gb_amount=2.0),
+                "I've added 2 GB of data to line L1002 for $4.00. Since you are in France, please also run toggle_roaming() on your phone to turn data roaming on. Can you do that?",
+                "Thank you. With the extra data and roaming on, your mobile data should work normally again."],
+         labels=[(1, "tool_error")], note="tool_error: an id the domain does not know"),
+    dict(id="c03-python-dict-call", env="tau2", task="telecom/[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]",
+         turns=[raw_call("{'name': 'get_customer_by_phone', 'arguments': {'phone_number': '555-123-2002'}}"),
+                call("get_customer_by_phone", phone_number=PHONE),
+                call("get_data_usage", customer_id="C1001", line_id="L1002"),
+                call("refuel_data", "Your line L1002 is over its data limit; adding 2 GB.", customer_id="C1001", line_id="L1002", gb_amount=2.0),
+                "I've added 2 GB of data to your line. Mobile data is also switched off on your phone: please run toggle_data() to turn it back on. Could you do that now?",
+                "Thanks, John. Your data is on and topped up, so your connection should be back to normal."],
+         labels=[(0, "malformed_tool_call")], note="malformed_tool_call: a Python dict with single quotes, not JSON"),
+    dict(id="c04-invented-usage", env="tau2", task="telecom/[mobile_data_issue]data_saver_mode_on|data_usage_exceeded[PERSONA:Easy]",
+         turns=[call("get_customer_by_phone", phone_number=PHONE),
+                '<tool_response>\n{"line_id": "L1002", "data_used_gb": 15.2, "data_limit_gb": 15.0}\n</tool_response>\nYour line L1002 has used 15.2 GB of its 15 GB limit, which is why data is so slow. Would you like me to add 2 GB of data to the line?',
+                call("refuel_data", customer_id="C1001", line_id="L1002", gb_amount=2.0),
+                "Done. Data Saver mode also limits your speed; please run toggle_data_saver_mode() to turn it off. Could you do that?",
+                "Thanks! Your line has extra data and Data Saver is off, so you should get full speed again."],
+         labels=[(1, "hallucinated_tool_output")], note="hallucinated_tool_output: a <tool_response> written by the model, no call made"),
+    dict(id="c05-user-tool-as-agent", env="tau2", task="telecom/[mobile_data_issue]airplane_mode_on|user_abroad_roaming_enabled_off[PERSONA:None]",
+         turns=[call("get_customer_by_phone", phone_number=PHONE),
+                call("toggle_airplane_mode"),
+                "I can't change that from my side. Please run toggle_airplane_mode() on your phone to turn airplane mode off, and toggle_roaming() to turn data roaming on since you are abroad. Can you do that?",
+                "Thanks! Airplane mode is off and roaming is on now, so mobile data should work while you're abroad."],
+         labels=[(1, "unknown_tool")], note="unknown_tool: toggle_airplane_mode is a customer device tool, not an agent tool"),
+]
+
+BFCL: list[dict] = [
+    dict(id="b01-unlock-lights-clean", env="bfcl", task="multi_turn_base_50",
+         turns=[calls(("lockDoors", {"unlock": True, "door": DOORS}), ("setHeadlights", {"mode": "on"})),
+                "All four doors are unlocked and the headlights are on."],
+         labels=[], note="clean: two parallel calls, one turn"),
+    dict(id="b02-apollo-fake-response", env="bfcl", task="multi_turn_base_30",
+         turns=[call("cd", folder="project"),
+                call("cat", file_name="test_results.json") + '\n<tool_response>\n{"file_content": "{experiment: Apollo Test, result: Pending}"}\n</tool_response>',
+                "Here is what's inside test_results.json: {\"experiment\": \"Apollo Test\", \"result\": \"Success\", \"details\": \"All systems operational.\"}",
+                call("post_tweet", content="{experiment: Apollo Test, result: Success, details: All systems operational.}"),
+                "I've posted the tweet with the full content of the test results file."],
+         labels=[(1, "hallucinated_tool_output")], note="hallucinated_tool_output: a <tool_response> written after the real cat call"),
+]
+
+BFCL += [
+    dict(id="b03-copy-file-unknown", env="bfcl", task="multi_turn_base_45",
+         turns=[call("find", path="ResearchDocs", name="draft"),
+                "I found the files and folders in ResearchDocs whose names contain 'draft' (listed above).",
+                call("copy_file", source="summary_draft.docx", destination="ResearchDocs/ultimate_draft.docx"),
+                call("cd", folder="ResearchDocs"),
+                call("cp", source="summary_draft.docx", destination="ultimate_draft.docx"),
+                "summary_draft.docx has been copied to ultimate_draft.docx inside ResearchDocs."],
+         labels=[(2, "unknown_tool")], note="unknown_tool: copy_file is no BFCL function (name not defined)"),
+    dict(id="b04-watchlist-repeat", env="bfcl", task="multi_turn_base_113",
+         turns=[call("add_to_watchlist", stock="QUAS"),
+                "Quasar Ltd. (QUAS) is now on your watchlist.",
+                call("get_watchlist"),
+                call("get_watchlist"),
+                calls(("get_stock_info", {"symbol": "NVDA"}), ("get_stock_info", {"symbol": "QUAS"})),
+                "Here are the details of both stocks on your watchlist, NVDA and QUAS, as returned above."],
+         labels=[(3, "repeated_tool_call")], note="repeated_tool_call: get_watchlist again, same result; the two get_stock_info calls differ in arguments (not repeats)"),
+    dict(id="b05-broken-extra-call", env="bfcl", task="multi_turn_base_147",
+         turns=[call("get_stock_info", symbol="OMEG"),
+                call("post_tweet", content="Omega Industries is skyrocketing at $457.23 per share! The tech industry evolution is electrifying, and we are just getting started.", tags=["#TechBoom"], mentions=["@industryexperts"]),
+                raw_call('{"name": "get_tweet", "arguments": {"tweet_id": 1}', "Let me verify the tweet."),
+                call("mention", tweet_id=1, mentioned_usernames=["@technewsworld"]),
+                "I've tagged @technewsworld on your tweet."],
+         labels=[(2, "malformed_tool_call")], note="malformed_tool_call: unclosed JSON; BFCL ends the user turn on it (the turn's calls were already made)"),
+    dict(id="b06-invoice-bad-booking", env="bfcl", task="multi_turn_base_177",
+         turns=[call("book_flight", access_token="abc123xyz", card_id="card_7629", travel_date="2026-12-15", travel_from="LAX", travel_to="HND", travel_class="business"),
+                "The flight from LAX to HND on 2026-12-15 in business class is booked.",
+                call("retrieve_invoice", access_token="abc123xyz", booking_id="BK-LAX-HND-1215"),
+                call("retrieve_invoice", access_token="abc123xyz", booking_id="3426812"),
+                "Here is the invoice for booking 3426812, confirming the booking details."],
+         labels=[(2, "tool_error")], note="tool_error: a booking id that does not exist"),
+    dict(id="b07-claims-cancel-uncalled", env="bfcl", task="multi_turn_base_120",
+         turns=[call("get_stock_info", symbol="AAPL"),
+                call("place_order", order_type="Buy", symbol="AAPL", price=227.16, amount=100),
+                "Your order to buy 100 AAPL shares at $227.16 has been placed.",
+                call("get_order_details", order_id=12446),
+                "The order details match: 100 shares of AAPL at $227.16.",
+                "I've cancelled order 12446 for you; it will no longer be executed."],
+         labels=[(5, "wrong_answer")], note="wrong_answer: the last turn claims a cancel that was never called; BFCL fails the turn and the episode"),
+    dict(id="b08-airports-filler", env="bfcl", task="multi_turn_base_157",
+         turns=[call("list_all_airports"),
+                "Here are all the airports currently available for travel, as listed above.",
+                call("get_nearest_airport_by_city", "Absolutely! I'd be more than happy to help you with that! Great question! Let me go ahead and find that for you right away!", location="Crescent Hollow"),
+                "The airport nearest to Crescent Hollow is CRH.",
+                call("get_flight_cost", travel_from="CRH", travel_to="PHV", travel_date="2026-03-03", travel_class="business"),
+                "The business class flight from CRH to PHV on 2026-03-03 costs the amount shown above."],
+         labels=[(2, "verbose_filler")], note="verbose_filler on a well-formed call (no tool mode applies); otherwise clean"),
+    dict(id="b09-mean-as-string", env="bfcl", task="multi_turn_base_44",
+         turns=[calls(("cd", {"folder": "documents"}), ("echo", {"content": "Q1: $5000, Q2: $7000, Q3: $6000, Q4: $8000", "file_name": "annual_report.txt"})),
+                "annual_report.txt now holds the quarterly revenue line.",
+                call("mean", numbers="5000, 7000, 6000, 8000"),
+                call("mean", numbers=[5000, 7000, 6000, 8000]),
+                "The mean quarterly revenue is 6500.",
+                calls(("touch", {"file_name": "MeanRevenue.txt"}), ("echo", {"content": "6500", "file_name": "MeanRevenue.txt"})),
+                "MeanRevenue.txt now contains 6500."],
+         labels=[(2, "invalid_arguments")], note="invalid_arguments: numbers given as a string where the schema says array"),
+    dict(id="b10-log-value-string", env="bfcl", task="multi_turn_base_32",
+         turns=[calls(("cat", {"file_name": "Spring2023Draft"}), ("wc", {"file_name": "Spring2023Draft", "mode": "c"})),
+                "Above is the content of Spring2023Draft; it has 36 characters.",
+                call("logarithm", value="36", base=6, precision=4),
+                calls(("logarithm", {"value": 36.0, "base": 6.0, "precision": 4}), ("touch", {"file_name": "result.txt"}), ("echo", {"content": "2.0", "file_name": "result.txt"})),
+                "log base 6 of 36 is 2.0, and I wrote it to result.txt."],
+         labels=[(2, "invalid_arguments")], note="invalid_arguments: value as a string where the schema says a number; the backend (mpmath) accepted it and returned 2.0"),
+    dict(id="b11-ask-which-doors", env="bfcl", task="multi_turn_miss_param_50",
+         turns=["Which doors would you like me to unlock?",
+                calls(("lockDoors", {"unlock": True, "door": DOORS}), ("setHeadlights", {"mode": "on"})),
+                "All doors are unlocked and the headlights are on."],
+         labels=[], note="hard negative: a turn answered without a tool (asking for the missing detail) is not no_tool_use on bfcl"),
+    dict(id="b12-cd-before-revealed", env="bfcl", task="multi_turn_miss_func_45",
+         turns=[call("find", path="ResearchDocs", name="draft"),
+                "These are the entries in ResearchDocs that contain 'draft'.",
+                call("cd", folder="ResearchDocs"),
+                "I can't move into ResearchDocs with the functions I have right now, so I can't put the copy there yet.",
+                calls(("cd", {"folder": "ResearchDocs"}), ("cp", {"source": "summary_draft.docx", "destination": "ultimate_draft.docx"})),
+                "summary_draft.docx is copied to ultimate_draft.docx in ResearchDocs."],
+         labels=[(2, "unknown_tool")], note="unknown_tool: cd is held out (not offered) in that turn; offered later, the same name is fine"),
+    dict(id="b13-distance-quoted", env="bfcl", task="multi_turn_miss_param_57",
+         turns=["Sure! Which city does your friend live in?",
+                calls(("get_zipcode_based_on_city", {"city": "Crescent Hollow"}), ("get_zipcode_based_on_city", {"city": "Autumnville"})),
+                call("estimate_distance", cityA="69238", cityB="51479"),
+                "Crescent Hollow has zip code 69238 and Autumnville 51479; the estimated distance between them is 630.0.",
+                call("logarithm", value=630.0, base=10, precision=5),
+                "The base-10 logarithm of 630.0, to 5 digits of precision, is 2.7993393."],
+         labels=[], note="clean: same function twice in one turn with different cities; answers quote the real results"),
+    dict(id="b14-price-without-call", env="bfcl", task="multi_turn_miss_func_104",
+         turns=["Quasar Ltd. (QUAS) is currently trading at $725.83, with an opening price of $720.00 and a volume of 1.789 million shares.",
+                call("get_stock_info", symbol="QUAS"),
+                "Here are the current details for QUAS, as returned above.",
+                calls(("get_watchlist", {}), ("add_to_watchlist", {"stock": "QUAS"})),
+                "Quasar Ltd. is now on your watchlist."],
+         labels=[(0, "hallucinated_tool_output")], note="hallucinated_tool_output: price and volume quoted with no call (get_stock_info was not offered yet)"),
+    dict(id="b15-budget-token-repeat", env="bfcl", task="multi_turn_miss_param_182",
+         turns=[call("get_flight_cost", travel_from="ORD", travel_to="SVP", travel_date="2026-07-14", travel_class="business"),
+                "The business class fare from ORD to SVP on 2026-07-14 is shown above.",
+                "Could you share the access token of your account so I can set the budget limit?",
+                call("set_budget_limit", access_token="abc123xyz", budget_limit=20000.0),
+                call("set_budget_limit", access_token="abc123xyz", budget_limit=20000.0),
+                call("set_budget_limit", access_token="abc123xyz456", budget_limit=20000.0),
+                "Your budget limit is set to 20,000 USD."],
+         labels=[(3, "tool_error"), (4, "tool_error"), (4, "repeated_tool_call")], note="tool_error twice (wrong token), the second is also the same call with the same result: repeated_tool_call"),
+]
+
+EPISODES: list[dict] = TAU2 + BFCL
