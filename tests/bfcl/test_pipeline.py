@@ -39,10 +39,10 @@ def test_bfcl_envtuning_recipe_with_scripted_teacher(tmp_path: Path) -> None:
                 if not fact.ok:
                     assert fact.hinted and "Hint: " in step.feedback  # recipe: hints actionable
                     hinted.append(step)
-                    assert any(label.mode == "invalid_action" for label in step.labels)
+                    assert {label.mode for label in step.labels} == {"unknown_tool"}  # named once, narrowest
     assert hinted, "the scripted teacher called unknown functions"
     pairs = list(read_records(out / "pairs.jsonl", Pair))
-    assert pairs and {pair.reason for pair in pairs} == {"invalid_action"}
+    assert pairs and {pair.reason for pair in pairs} == {"unknown_tool"}
     assert list((out / "dataset").rglob("*.parquet"))
 
 

@@ -70,7 +70,7 @@ def test_imported_blind_logs_label_alike(tmp_path: Path) -> None:
         for log in BLIND_LOGS:
             for trajectory in read_trajectories(log):
                 writer.write(trajectory)
-    assert {t.env.name for t in read_records(imported, Trajectory)} == {"household", "sql", "code"}
+    assert {t.env.name for t in read_records(imported, Trajectory)} == {"household", "sql", "code", "tau2", "bfcl"}
     assert assert_same_labelling(imported) > 1500
 
 
