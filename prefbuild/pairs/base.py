@@ -11,10 +11,12 @@ skipped per short reason; refused ones as ``invalid:<why>``), the same shape exp
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from prefbuild.analysis.counters import Tally
 from prefbuild.records import Pair, Trajectory
+
+BuiltT = TypeVar("BuiltT")
 
 INVALID_REASON_PREFIX = "invalid:"
 """Skip reasons of candidates the records model refused start with this (``invalid:<why>``)."""
@@ -83,8 +85,9 @@ class PairStrategy:
         finally:
             self.close()
 
-    def emit(self, build: Callable[[], Pair]) -> Iterator[Pair]:
-        """Run a pair builder, counting an ``InvalidPair`` in ``stats`` instead of raising it."""
+    def emit(self, build: Callable[[], BuiltT]) -> Iterator[BuiltT]:
+        """Run a pair builder (a ``Pair``, or a built-in strategy's ``PairDraft``), counting an
+        ``InvalidPair`` in ``stats`` instead of raising it."""
         try:
             pair = build()
         except InvalidPair as error:

@@ -6,6 +6,11 @@ offered to a per-reason bottom-k sample; each pair gets its split from its task 
 pipeline writes nothing: the caller iterates the ``PairReport`` and stores the pairs, then
 reads the counts (built, invalid with why, dropped with why, deduplicated, balanced out).
 
+The built-in strategies that draft (``stepwise``, ``style``: ``common.Drafting``) hand over
+``PairDraft`` objects, checked and hashed as ``make_pair`` would; the ``Pair`` record of a
+draft is built, and validated, only when the pair is kept (spooled by the per-reason sample,
+or given to the caller).
+
 Memory: flat in the number of episodes, except the dedup hash sets (about 100 bytes per
 unique pair) and the per-trajectory counters; with ``max_per_reason`` the pairs kept per
 reason wait in a temporary file, not in memory.
@@ -21,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prefbuild.pairs.base import INVALID_REASON_PREFIX, PairStrategy
-from prefbuild.pairs.common import forget_validated, validated_content_hash
+from prefbuild.pairs.common import Drafting, PairDraft, as_pair, forget_validated, validated_content_hash
 from prefbuild.pairs.postprocess import BottomK, detached, exact_key, near_key, rank, split_for, validate
 from prefbuild.records import Pair, Trajectory
 from prefbuild.registry import is_own_class
@@ -68,7 +73,12 @@ class PairCounts:
         }
 
 
-def reason_key(pair: Pair) -> str:
+# A strategy's pair, or for the built-in ones that draft (``Drafting``) its draft: the pipeline
+# builds the records of the pairs it keeps only (``as_pair``).
+Candidate = Pair | PairDraft
+
+
+def reason_key(pair: Candidate) -> str:
     return pair.reason if pair.reason is not None else "none"
 
 
@@ -102,7 +112,7 @@ class PairReport:
 
 def _feed_all(
     strategies: Sequence[PairStrategy], trajectories: Iterable[Trajectory], counts: PairCounts
-) -> Iterator[list[Pair]]:
+) -> Iterator[list[Candidate]]:
     """One batch of pairs per trajectory (from every strategy), then one batch from ``finish``."""
 
     def counted() -> Iterator[Trajectory]:
@@ -112,7 +122,10 @@ def _feed_all(
             yield trajectory
 
     own = [is_own_class(type(strategy)) for strategy in strategies]  # they yield what make_pair built, untouched
-    feeds = [s.feed if mine else _untrusted(s.feed, s) for s, mine in zip(strategies, own, strict=True)]
+    feeds: list[Callable[[Trajectory], Iterable[Candidate]]] = [
+        (s.drafts if isinstance(s, Drafting) else s.feed) if mine else _untrusted(s.feed, s)
+        for s, mine in zip(strategies, own, strict=True)
+    ]
     finishes = [s.finish if mine else _untrusted(s.finish, s) for s, mine in zip(strategies, own, strict=True)]
     try:
         for trajectory in counted():
@@ -170,7 +183,8 @@ class PostProcessing:
 def process(
     strategies: Sequence[PairStrategy], trajectories: Iterable[Trajectory], counts: PairCounts, post: PostProcessing
 ) -> Iterator[Pair]:
-    def finalise(pair: Pair) -> Pair:
+    def finalise(candidate: Candidate) -> Pair:
+        pair = as_pair(candidate)
         split = split_for(pair.source.task_id, post.test_fraction, post.seed)
         final = pair.model_copy(update={"split": split})
         counts.kept += 1
@@ -189,7 +203,7 @@ def process(
 
 def _sampled(
     strategies: Sequence[PairStrategy], trajectories: Iterable[Trajectory], counts: PairCounts, post: PostProcessing
-) -> Iterator[Pair]:
+) -> Iterator[Candidate]:
     """The strategies' pairs validated, fitted to the token budget, deduplicated, capped per
     trajectory and sampled per reason."""
     seen_exact: set[str] = set()
@@ -198,28 +212,23 @@ def _sampled(
     balancer = BottomK(post.max_per_reason, post.seed) if post.max_per_reason is not None else None
     arrival = 0
     for batch in _feed_all(strategies, trajectories, counts):
-        survivors: list[Pair] = []
+        survivors: list[Candidate] = []
         for candidate in batch:
             counts.built[candidate.strategy] += 1
-            content = validated_content_hash(candidate)  # None: not from make_pair, validate it here
-            if content is not None:
-                pair = candidate
-            else:
-                pair, why = validate(candidate)
-                if pair is None:
-                    counts.invalid[f"{candidate.strategy}:{why}"] += 1
-                    continue
-            if post.budget is not None and not post.budget.fits(pair):
+            pair, content = _checked(candidate, counts)
+            if pair is None:
+                continue
+            if post.budget is not None and not post.budget.fits(as_pair(pair)):
                 counts.dropped[f"{pair.strategy}:longer than max_tokens {post.budget.max_tokens}"] += 1
                 continue
             if post.dedup:
-                key = content if content is not None else exact_key(pair)
+                key = content if content is not None else exact_key(as_pair(pair))
                 if key in seen_exact:
                     counts.duplicates += 1
                     continue
                 seen_exact.add(key)
             if post.near_dedup:
-                key = near_key(pair)
+                key = near_key(as_pair(pair))
                 if key in seen_near:
                     counts.near_duplicates += 1
                     continue
@@ -239,7 +248,22 @@ def _sampled(
             yield pair
 
 
-def _balanced_envs(pairs: Iterable[Pair], counts: PairCounts, seed: int) -> Iterator[Pair]:
+def _checked(candidate: Candidate, counts: PairCounts) -> tuple[Candidate | None, str | None]:
+    """``candidate`` ready for the post-processing, with its content hash where it is known already:
+    a draft's or what ``make_pair`` built (valid both); any other pair is validated here (its hash
+    is None: made when needed), a refused one counted as invalid and given as None."""
+    if isinstance(candidate, PairDraft):
+        return candidate, candidate.content
+    content = validated_content_hash(candidate)
+    if content is not None:
+        return candidate, content
+    pair, why = validate(candidate)
+    if pair is None:
+        counts.invalid[f"{candidate.strategy}:{why}"] += 1
+    return pair, None
+
+
+def _balanced_envs(pairs: Iterable[Candidate], counts: PairCounts, seed: int) -> Iterator[Pair]:
     """``pairs`` with every env's cut to the count of the env with the fewest (seeded ranks), in order;
     the pairs wait in a spool file meanwhile. The cut is counted as ``balanced_out["env:<name>"]``."""
     keeper = BottomK(sys.maxsize, seed)
@@ -255,9 +279,9 @@ def _balanced_envs(pairs: Iterable[Pair], counts: PairCounts, seed: int) -> Iter
         yield pair
 
 
-def _cap(pairs: list[Pair], kept: Counter[str], limit: int, seed: int, counts: PairCounts) -> list[Pair]:
+def _cap(pairs: list[Candidate], kept: Counter[str], limit: int, seed: int, counts: PairCounts) -> list[Candidate]:
     """At most ``limit`` pairs per source trajectory, chosen by seeded rank, in arrival order."""
-    by_trajectory: dict[str, list[Pair]] = {}
+    by_trajectory: dict[str, list[Candidate]] = {}
     for pair in pairs:
         by_trajectory.setdefault(pair.source.trajectory_id, []).append(pair)
     allowed: set[str] = set()

@@ -32,7 +32,7 @@ from typing import IO
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from prefbuild.pairs.common import content_hash, digest, why_invalid
+from prefbuild.pairs.common import PairDraft, content_hash, digest, why_invalid
 from prefbuild.records import Pair, PairSplit
 
 _FOLD = re.compile(r"[\W_]+", re.UNICODE)
@@ -91,7 +91,7 @@ def near_key(pair: Pair) -> str:
     return digest(*parts)
 
 
-def rank(pair: Pair, seed: int) -> str:
+def rank(pair: Pair | PairDraft, seed: int) -> str:
     """A seeded, order-independent priority: smaller ranks are kept first."""
     return digest(str(seed), pair.id)
 
@@ -109,31 +109,48 @@ class _Kept:
     """A kept pair in a bottom-k heap (a max-heap on rank via negated order); the pair itself
     lies in the spool file at ``offset``."""
 
-    neg_rank: tuple[int, ...]
+    neg_rank: int  # minus the rank as a number: the heap's smallest is the largest rank
     arrival: int
     offset: int = field(compare=False)
     size: int = field(compare=False)
-    as_json: bool = field(compare=False, default=False)  # spooled as the pair's JSON, not pickled
+    form: str = field(compare=False, default="pickle")  # how it was spooled: see _spooled
 
 
-def _neg(rank_hex: str) -> tuple[int, ...]:
-    return tuple(-b for b in bytes.fromhex(rank_hex))
+def _neg(rank_hex: str) -> int:
+    """Minus the rank: ranks are hex digests of one length, so they order as the numbers they write."""
+    return -int(rank_hex, 16)
 
 
-def _spooled(pair: Pair) -> tuple[bytes, bool]:
-    """``pair`` as spool bytes, and whether they are its JSON (else a pickle).
+def _spooled(pair: Pair | PairDraft) -> tuple[bytes, str]:
+    """``pair`` as spool bytes, and their form: ``draft`` (``PairDraft.spooled``), ``json`` (the
+    pair's JSON) or ``pickle``.
 
+    A draft is spooled as the JSON of its turns it already has, without building its record.
     JSON is several times cheaper to write than a pickle, and reads back as an equal ``Pair``
     whenever every value survives a JSON round trip: text, ints, enums and float scores (finite:
     records refuse NaN and infinities) do; ``tools`` (free-form values) and text that is not
     valid Unicode (refused) go the pickle way instead.
     """
+    if isinstance(pair, PairDraft):
+        data = pair.spooled()
+        if data is not None:
+            return data, "draft"
+        pair = pair.pair()
     if pair.tools is None:
         try:
-            return pair.__pydantic_serializer__.to_json(pair), True
+            return pair.__pydantic_serializer__.to_json(pair), "json"
         except PydanticSerializationError:  # handled: e.g. a lone surrogate in a text; pickled below
             pass
-    return pickle.dumps(pair, protocol=pickle.HIGHEST_PROTOCOL), False
+    return pickle.dumps(pair, protocol=pickle.HIGHEST_PROTOCOL), "pickle"
+
+
+def _unspooled(data: bytes, form: str) -> Pair:
+    """The ``Pair`` of ``_spooled``'s bytes (validated again, but for a pickled record)."""
+    if form == "draft":
+        return PairDraft.restore(data)
+    if form == "json":
+        return Pair.model_validate_json(data)
+    return pickle.loads(data)  # our own spool file, written by this process
 
 
 class BottomK:
@@ -153,8 +170,10 @@ class BottomK:
         self.heaps: dict[str, list[_Kept]] = {}
         self._spool: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by drain() or close()
 
-    def offer(self, bucket: str, pair: Pair, arrival: int) -> bool:
-        """Add ``pair``; True when a pair of ``bucket`` fell out (possibly ``pair`` itself)."""
+    def offer(self, bucket: str, pair: Pair | PairDraft, arrival: int) -> bool:
+        """Add ``pair``; True when a pair of ``bucket`` fell out (possibly ``pair`` itself).
+
+        A draft's record is built only when it is kept (to be spooled)."""
         heap = self.heaps.setdefault(bucket, [])
         neg_rank = _neg(rank(pair, self.seed))
         if len(heap) >= self.k and not neg_rank > heap[0].neg_rank:  # not smaller than the largest kept
@@ -166,11 +185,11 @@ class BottomK:
         heapq.heapreplace(heap, item)
         return True
 
-    def _store(self, neg_rank: tuple[int, ...], arrival: int, pair: Pair) -> _Kept:
-        data, as_json = _spooled(pair)
+    def _store(self, neg_rank: int, arrival: int, pair: Pair | PairDraft) -> _Kept:
+        data, form = _spooled(pair)
         offset = self._spool.seek(0, os.SEEK_END)
         self._spool.write(data)
-        return _Kept(neg_rank, arrival, offset, len(data), as_json)
+        return _Kept(neg_rank, arrival, offset, len(data), form)
 
     def trim_to_smallest_bucket(self) -> dict[str, int]:
         """Cut every bucket to the size of the smallest, keeping the smallest ranks; returns how many
@@ -195,7 +214,7 @@ class BottomK:
             for item in items:
                 self._spool.seek(item.offset)
                 data = self._spool.read(item.size)
-                yield item.arrival, Pair.model_validate_json(data) if item.as_json else pickle.loads(data)
+                yield item.arrival, _unspooled(data, item.form)
         finally:
             self.close()
 

@@ -31,10 +31,12 @@ from typing import Any, ClassVar
 from prefbuild.pairs.chosen_source import SOURCES, chosen_action, default_source
 from prefbuild.pairs.common import (
     STYLE_MODES,
+    Drafting,
+    PairDraft,
     TeacherWriting,
     TrajectoryPrompts,
     assistant,
-    make_pair,
+    draft_pair,
     mode_names,
     primary_label,
     same_action,
@@ -43,7 +45,7 @@ from prefbuild.pairs.common import (
 )
 from prefbuild.pairs.replay import ReplayCursor
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import FailureMode, Label, Pair, Step, Trajectory, assistant_turn, tools_at
+from prefbuild.records import FailureMode, Label, Step, Trajectory, assistant_turn, tools_at
 from prefbuild.tooluse.actions import ToolAction, decode_action
 
 CHOSEN_STYLES = ("action", "template", "teacher")
@@ -116,7 +118,7 @@ class BadStep:
     expert_action: str
 
 
-class StepwiseStrategy(TeacherWriting):
+class StepwiseStrategy(TeacherWriting, Drafting):
     name: ClassVar[str] = "stepwise"
     reads_structs: ClassVar[bool] = True
     PARAMS: ClassVar[tuple[str, ...]] = (
@@ -207,7 +209,7 @@ class StepwiseStrategy(TeacherWriting):
 
     # -- pairs ---------------------------------------------------------------------------
 
-    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+    def drafts(self, trajectory: Trajectory) -> Iterator[PairDraft]:
         bad = list(self.bad_steps(trajectory))
         if not bad:
             return
@@ -215,10 +217,10 @@ class StepwiseStrategy(TeacherWriting):
         for item, chosen in zip(bad, self.chosen_turns(trajectory, bad), strict=True):
             if chosen is None:
                 continue
-            prompt, prompt_json = prompts.with_json(item.step.index)
+            prompt = prompts.window(item.step.index)
             rejected = assistant_turn(item.step)
             yield from self.emit(
-                lambda item=item, chosen=chosen, prompt=prompt, prompt_json=prompt_json, rejected=rejected: make_pair(
+                lambda item=item, chosen=chosen, prompt=prompt, rejected=rejected: draft_pair(
                     self.name,
                     prompt=prompt,
                     chosen=[assistant(chosen)],
@@ -228,6 +230,5 @@ class StepwiseStrategy(TeacherWriting):
                     evidence=item.label.evidence,
                     scores={"confidence": item.label.confidence},
                     tools=tools_at(trajectory, item.step.index),
-                    prompt_json=prompt_json,
                 )
             )

@@ -25,10 +25,12 @@ from typing import Any, ClassVar
 
 from prefbuild.pairs.common import (
     STYLE_MODES,
+    Drafting,
+    PairDraft,
     TeacherWriting,
     TrajectoryPrompts,
     assistant,
-    make_pair,
+    draft_pair,
     mode_names,
     primary_label,
     same_action,
@@ -36,7 +38,7 @@ from prefbuild.pairs.common import (
     trajectory_protocol,
 )
 from prefbuild.pairs.teacher_bridge import ThoughtJob, teacher_thought_turns
-from prefbuild.records import Pair, Step, Trajectory, assistant_turn, structured_calls, tools_at
+from prefbuild.records import Step, Trajectory, assistant_turn, structured_calls, tools_at
 
 REWRITES = ("trim", "teacher")
 
@@ -116,7 +118,7 @@ def concise_thought(thought: str | None, *, max_words: int, filler: Filler, acti
     return (about_action or informative)[0]
 
 
-class StyleStrategy(TeacherWriting):
+class StyleStrategy(TeacherWriting, Drafting):
     name: ClassVar[str] = "style"
     reads_structs: ClassVar[bool] = True
     PARAMS: ClassVar[tuple[str, ...]] = (
@@ -151,7 +153,7 @@ class StyleStrategy(TeacherWriting):
                 continue
             yield step
 
-    def feed(self, trajectory: Trajectory) -> Iterator[Pair]:
+    def drafts(self, trajectory: Trajectory) -> Iterator[PairDraft]:
         steps = list(self._candidates(trajectory))
         if not steps:
             return
@@ -200,9 +202,9 @@ class StyleStrategy(TeacherWriting):
                 continue
             label = primary_label(label for label in step.labels if label.mode in self.modes)
             assert label is not None
-            prompt, prompt_json = prompts.with_json(step.index)
+            prompt = prompts.window(step.index)
             yield from self.emit(
-                lambda step=step, chosen=chosen, label=label, prompt=prompt, prompt_json=prompt_json: make_pair(
+                lambda step=step, chosen=chosen, label=label, prompt=prompt: draft_pair(
                     self.name,
                     prompt=prompt,
                     chosen=[assistant(chosen)],
@@ -212,6 +214,5 @@ class StyleStrategy(TeacherWriting):
                     evidence=label.evidence,
                     scores={"chosen_chars": float(len(chosen)), "rejected_chars": float(len(step.raw_output))},
                     tools=tools_at(trajectory, step.index),
-                    prompt_json=prompt_json,
                 )
             )
