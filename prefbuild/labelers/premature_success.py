@@ -21,6 +21,10 @@ for ``look at``. Reading the claims is ``success_claims``'s job.
 SQL episodes have their own labeler for this mode (``sql_premature_success``), which
 replaces this one on the ``sql`` env.
 
+An episode its user ended (tau2's customer says "###STOP###") and the env graded a failure is
+labelled at its last step only when that message tells the user the work is done ("All set!",
+"I've processed the return"): a refusal the grader disagrees with claims nothing.
+
 Exports that follow the seed round-wise vocabulary call this ``task_succeeded_negative``.
 """
 
@@ -48,6 +52,32 @@ from prefbuild.labelers.text import (
 from prefbuild.records import FailureMode, Label, Step, StopReason, Trajectory
 
 _PROCESSING = {"heat": ("heat", "heated"), "cool": ("cool", "cooled"), "clean": ("clean", "cleaned")}
+# A service agent telling its user the work is done ("All set!", "I've moved your trip", "has been cancelled").
+_DONE_VERBS = (
+    r"(?:cancell?ed|moved|processed|updated|booked|rebooked|changed|modified|exchanged|returned|refunded|issued|"
+    r"sent|applied|upgraded|added|removed|reset|enabled|disabled|fixed|resolved|completed|submitted|placed|"
+    r"transferred|credited|charged|created|deleted|copied|renamed)"
+)
+_WORK_DONE = re.compile(
+    r"\b(?:all set|all done|"
+    rf"(?:i|we)(?:'ve| have)\s+(?:now\s+|also\s+|just\s+|successfully\s+){{0,2}}{_DONE_VERBS}|"
+    rf"(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?{_DONE_VERBS}|"
+    r"is\s+now\s+(?:cancell?ed|booked|confirmed|updated|active|fixed|resolved|on|off))\b",
+    re.IGNORECASE,
+)
+
+
+def work_done_claim(text: str) -> str | None:
+    """The words of ``text`` that tell its user the work is done, if any.
+
+    Example:
+        >>> work_done_claim("All set! I've moved your ATL to PHL trip.")
+        'All set'
+        >>> work_done_claim("I'm sorry, I can't cancel this reservation under our policy.") is None
+        True
+    """
+    match = _WORK_DONE.search(text)
+    return match.group(0) if match else None
 _BARE_COMMAND = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
 _COMMAND = re.compile(rf"^(?:{HOUSEHOLD_VERBS}|think)\b")
 
@@ -179,7 +209,16 @@ class PrematureSuccessLabeler(Labeler):
             and not trajectory.outcome.success
             and trajectory.task.meta.get("outcome_known") is not False
         ):
-            return self.make_label(step, 0.8, "the agent ended the episode but the environment did not report success")
+            if not (step.done and not step.facts.final):
+                return self.make_label(
+                    step, 0.8, "the agent ended the episode but the environment did not report success"
+                )
+            # Its user ended it (tau2's "###STOP###"): only a last message that says the work is done claims it.
+            said = work_done_claim(step.raw_output)
+            if said is not None:
+                return self.make_label(
+                    step, 0.8, f"the last message says '{short(said, 60)}' but the environment did not report success"
+                )
         return None
 
     def _claimed(

@@ -250,3 +250,16 @@ def test_the_same_lookup_after_a_change_is_no_loop() -> None:
     # The lookup after the cancel reads a changed order (though the cancel had shown it); the next one
     # brings the same JSON as the lookup before it.
     assert found == [3]
+
+
+def test_a_failed_conversation_its_user_ended_is_premature_only_where_the_agent_said_it_was_done() -> None:
+    from prefbuild.labelers.premature_success import PrematureSuccessLabeler
+
+    c = call({"code": "1"})
+    for text, labelled in (("All set! I've moved your trip to the 14th.", True),
+                           ("I'm sorry, I can't change a basic economy ticket under our policy.", False),
+                           ("Your reservation has been cancelled and the refund is on its way.", True)):
+        last = Step(index=1, observation="", raw_output=text, action=None, feedback="###STOP###", valid=True, done=True)
+        record = trajectory([tool_step(0, [c], ["1"]), last], success=False, env="tau2")
+        found = PrematureSuccessLabeler().label(record)
+        assert bool(found) is labelled, text
