@@ -45,12 +45,24 @@ def _check_env(recipe: Recipe, index: int, section: EnvConfig) -> None:
     try:
         next(iter(env.tasks(section.split, 1, recipe.seed, section.task_types)), None)
     except (ValueError, KeyError, LookupError, OSError, PrefbuildError) as error:
-        field = "task_types" if section.task_types and "type" in str(error) else "split"
-        raise _fail(recipe, (*where, field), error) from None
+        raise _fail(recipe, (*where, *_tasks_field(section, error)), error) from None
     finally:
         close = getattr(env, "close", None)
         if callable(close):
             close()
+
+
+def _tasks_field(section: EnvConfig, error: BaseException) -> tuple[str, ...]:
+    """The field a failure to plan the first task is about: the task types, a data file the error
+    names (``options.data_file``: the file's own ``file:line`` is in the message), or the split."""
+    text = str(error)
+    if section.task_types and "type" in text:
+        return ("task_types",)
+    files = section.options.get("data_file")
+    named = [files] if isinstance(files, str) else [str(f) for f in files] if isinstance(files, list) else []
+    if any(name and name in text for name in named):
+        return ("options", "data_file")
+    return ("split",)
 
 
 def _check_labelers(recipe: Recipe) -> None:

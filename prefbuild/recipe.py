@@ -330,8 +330,11 @@ def _cannot_set_inside(node: Any, path: tuple[str, ...], depth: int) -> str:
     if not isinstance(node, list):
         return f"cannot set inside a {type(node).__name__}"
     where, rest = ".".join(path[:depth]), ".".join(path[depth:])
-    if path[depth].isdigit():
+    if path[depth].removeprefix("-").isdigit():
         return f"{where} has {len(node)} items (indices 0 to {len(node) - 1})"
+    if path[:1] == ("env",) and depth == 1 and len(path) > 2:  # an env section addressed by a name none has
+        names = ", ".join(str(section.get("name")) for section in node if isinstance(section, dict))
+        return f"no env section is named {path[1]!r}; address one by its index (0 to {len(node) - 1}) or name ({names})"
     return f"{where} is a list of {len(node)}: address one item by its index, e.g. {where}.0.{rest}"
 
 
@@ -345,6 +348,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
     for text in overrides:
         path, value = parse_override(text)
         node: Any = data
+        single_section = False
         for depth, part in enumerate(path[:-1]):
             if isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
@@ -352,6 +356,11 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
             named = _env_section(node, part) if depth == 1 and path[0] == "env" else None
             if named is not None:
                 node = named
+                continue
+            if depth == 1 and path[0] == "env" and isinstance(node, dict) and part.isdigit():
+                if part != "0":  # a single section is env.0, as in the recipe's other error messages
+                    raise RecipeError("--set", None, ".".join(path), "env has 1 section (index 0)")
+                single_section = True
                 continue
             if not isinstance(node, dict):
                 raise RecipeError("--set", None, ".".join(path), _cannot_set_inside(node, path, depth))
@@ -363,7 +372,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
             node[last] = value
         else:
             raise RecipeError("--set", None, ".".join(path), _cannot_set_inside(node, path, len(path) - 1))
-        touched.add(path)
+        touched.add(path[:1] + path[2:] if single_section else path)  # recorded as written without the index
     return touched
 
 

@@ -38,7 +38,7 @@ from prefbuild.hub.card import (
     render_card,
     render_card_body,
 )
-from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text
+from prefbuild.io.jsonl import JsonlWriter, atomic_path, atomic_write_text, temporary_refused
 from prefbuild.io.overwrite import check_folders_on_the_way, refuse_inputs_inside, refuse_replacing_foreign_dir
 from prefbuild.io.permissions import make_shareable
 from prefbuild.records import Pair
@@ -258,7 +258,10 @@ def write_dataset_dir(
         raise ExportError(f"default config {default_config!r} is not among the configs {sorted(rows)}")
     default_config = default_config or next(iter(rows))
     target.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        building = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    except OSError as error:  # a read-only or unwritable folder: the dataset, not the hidden temporary, is named
+        raise temporary_refused(error, target) from None
     try:
         configs: list[ConfigSummary] = []
         dataset_infos: dict[str, Any] = {}

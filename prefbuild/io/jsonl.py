@@ -376,6 +376,17 @@ def with_path(error: OSError, path: str | os.PathLike[str]) -> OSError:
     return error
 
 
+def temporary_refused(error: OSError, target: str | os.PathLike[str]) -> OSError:
+    """``error`` of creating the hidden temporary next to ``target``, naming ``target`` instead (the
+    user never named the temporary: ``pairs.jsonl: read-only file system``).
+
+    Example:
+        >>> temporary_refused(OSError(errno.EROFS, "Read-only file system", ".p.jsonl.x1.tmp"), "p.jsonl").filename
+        'p.jsonl'
+    """
+    return OSError(error.errno, error.strerror, str(target))
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it over ``path`` only if the block succeeds.
@@ -386,7 +397,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     target = Path(path)
     check_replaceable_file(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:  # a read-only or unwritable folder: the output, not the hidden temporary, is named
+        raise temporary_refused(error, target) from None
     os.close(handle)
     temporary_path = Path(temporary)
     try:

@@ -20,6 +20,8 @@ from prefbuild.records import Message, Pair
 
 log = logging.getLogger(__name__)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# A folder holds a tokenizer when it has one of these (fast, slow SentencePiece, or BPE vocabulary files).
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json", "vocab.txt")
 
 
 def _hub_id(name: str) -> bool:
@@ -54,12 +56,20 @@ class TokenBudget:
         looks_like_a_path = tokenizer.startswith((".", "~")) or (os.sep in tokenizer and not _hub_id(tokenizer))
         if looks_like_a_path and not Path(tokenizer).expanduser().is_dir():
             raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: no such folder")
+        folder = Path(tokenizer).expanduser()
+        if folder.is_dir() and not any((folder / name).is_file() for name in _TOKENIZER_FILES):
+            raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: no tokenizer in the folder "
+                                 f"(none of {', '.join(_TOKENIZER_FILES)})")
+        hub_log = logging.getLogger("huggingface_hub")
+        level = hub_log.level
+        hub_log.setLevel(logging.ERROR)  # no retry warning per attempt when the Hub is out of reach: one line says so
         try:
-            self._tokenizer = AutoTokenizer.from_pretrained(str(Path(tokenizer).expanduser()) if looks_like_a_path
-                                                            else tokenizer)
+            self._tokenizer = AutoTokenizer.from_pretrained(str(folder) if looks_like_a_path else tokenizer)
         except (OSError, ValueError) as error:  # transformers explains at length: its first line says what
             first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
             raise PrefbuildError(f"pairs.tokenizer {tokenizer!r}: cannot load it: {first}") from None
+        finally:
+            hub_log.setLevel(level)
         self.name = tokenizer
         self.max_tokens = max_tokens
         self._templated = getattr(self._tokenizer, "chat_template", None) is not None

@@ -167,6 +167,36 @@ def test_stateless_option_and_file_tasks(tmp_path) -> None:
     assert file_env.expert_action() == encode_action(message="The answer is $\\boxed{2}$.")
 
 
+def test_data_files_that_hold_no_problem_or_are_listed_twice_are_refused(tmp_path) -> None:
+    data = tmp_path / "math.jsonl"
+    data.write_text('{"problem": "1+1?", "answer": "2"}\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for files in ([empty], [data, empty], empty):  # no episode of a source is no silent success
+        with pytest.raises(ValueError, match=r"empty\.jsonl:0 file: no problem in it"):
+            next(iter(CodeEnv(data_file=files).tasks("test", 4, 0)))
+    with pytest.raises(ValueError, match=r"data_file lists .*math\.jsonl twice"):
+        CodeEnv(data_file=[data, tmp_path / "." / "math.jsonl"])
+    with pytest.raises(ValueError, match=r":0 file: a folder, not a file"):
+        next(iter(CodeEnv(data_file=[tmp_path]).tasks("test", 4, 0)))
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b'{"problem": "1+1?", "answer": "2"}\n\xff\xfe\n')
+    with pytest.raises(ValueError, match=r"binary\.jsonl:2 row: not UTF-8 text"):
+        list(CodeEnv(data_file=binary).tasks("test", 4, 0))
+
+
+def test_a_data_file_error_is_located_at_the_data_file_option(tmp_path) -> None:
+    from prefbuild.checks import check_recipe
+    from prefbuild.recipe import RecipeError, load_recipe
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    loaded = load_recipe("code-interpreter", ["teacher.backend=scripted", "teacher.model=scripted-expert",
+                                              f"env.options.data_file=[{empty}]"])
+    with pytest.raises(RecipeError, match=r"^--set env.options.data_file: .*empty\.jsonl:0 file: no problem in it"):
+        check_recipe(loaded)
+
+
 def test_bad_options() -> None:
     with pytest.raises(ValueError, match="max_turns"):
         CodeEnv(max_turns=0)

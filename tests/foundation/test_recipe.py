@@ -127,6 +127,23 @@ def test_set_addresses_env_sections_by_name_in_lists_and_single_sections() -> No
     assert single.recipe.envs[0].num_tasks == 4
 
 
+def test_set_addresses_a_single_env_section_by_index_0_as_the_error_messages_name_it() -> None:
+    single = load_recipe("simulate", ["env.0.num_tasks=4", "env.0.options.close_after_search=true"])
+    assert single.recipe.envs[0].num_tasks == 4 and single.recipe.envs[0].options["close_after_search"] is True
+    with pytest.raises(RecipeError, match=r"^--set env.num_tasks: Input should be greater than or equal to 1$"):
+        load_recipe("simulate", ["env.0.num_tasks=-3"])
+    with pytest.raises(RecipeError, match=r"^--set env.1.num_tasks: env has 1 section \(index 0\)$"):
+        load_recipe("simulate", ["env.1.num_tasks=4"])
+
+
+def test_a_set_naming_no_env_section_or_a_negative_index_says_what_exists() -> None:
+    with pytest.raises(RecipeError, match=r"^--set env.nope.num_tasks: no env section is named 'nope'; "
+                                          r"address one by its index \(0 to 1\) or name \(sql, household\)$"):
+        load_recipe("agentbench-ironguard", ["env.nope.num_tasks=3"])
+    with pytest.raises(RecipeError, match=r"^--set pairs.strategies.-1.name: pairs.strategies has 2 items "):
+        load_recipe("simulate", ["pairs.strategies.-1.name=style"])
+
+
 def test_scripted_teacher_takes_env_specific_mistake_rates() -> None:
     loaded = load_recipe("simulate", ["teacher.scripted={sql_error: 0.1, wrong_answer: 0.1}"])
     assert loaded.recipe.teacher.scripted == {"sql_error": 0.1, "wrong_answer": 0.1}

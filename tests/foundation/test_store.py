@@ -118,3 +118,34 @@ def test_complete_last_record_without_newline_is_kept(tmp_path: Path) -> None:
         assert writer.repaired_bytes == 0
         writer.write(make_trajectory(id="traj-3"))
     assert [t.id for t in read_records(path, Trajectory)] == ["traj-1", "traj-1", "traj-3"]
+
+
+
+@pytest.mark.parametrize("creates", ["mkstemp", "mkdtemp"])
+def test_an_unwritable_output_folder_names_the_output_not_the_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, creates: str
+) -> None:
+    import errno
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from prefbuild.cli.main import main
+
+    trajectories, pairs = tmp_path / "labelled.jsonl", tmp_path / "pairs.jsonl"
+    write_records(trajectories, [make_trajectory()])
+    write_records(pairs, [make_pair()])
+    if creates == "mkstemp":  # every single-file output (pairs, labels, report) is written through atomic_path
+        out = tmp_path / "out" / "pairs.jsonl"
+        command = ["pair", str(trajectories), "-o", str(out)]
+    else:  # a dataset folder is built in a temporary folder next to it
+        out = tmp_path / "out" / "dataset"
+        command = ["export", str(pairs), "-o", str(out)]
+
+    def refused(*args: object, prefix: str = "", suffix: str = "", dir: object = None) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", f"{dir}/{prefix}x1y2{suffix}")
+
+    monkeypatch.setattr(tempfile, creates, refused)
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1, result.output
+    assert result.output.strip() == f"error: {out}: read-only file system"

@@ -63,3 +63,29 @@ def test_max_tokens_without_a_tokenizer_or_with_a_missing_one_is_one_line(tmp_pa
 
     with pytest.raises(RecipeError, match="max_tokens needs tokenizer"):
         load_recipe("simulate", ["pairs.max_tokens=2048"])
+
+
+def test_a_folder_without_a_tokenizer_and_an_unreachable_hub_are_one_line_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    import transformers
+
+    from prefbuild.errors import PrefbuildError
+    from prefbuild.pairs.length import TokenBudget
+
+    with pytest.raises(PrefbuildError, match=r"cannot load it: no tokenizer in the folder \(none of tokenizer.json"):
+        TokenBudget(str(tmp_path), 512)  # transformers' own first line ends in 'from one of:'
+
+    def unreachable(name: str, **kwargs: object) -> None:  # huggingface_hub warns once per retry, then raises
+        for attempt in range(1, 6):
+            logging.getLogger("huggingface_hub.utils._http").warning("Retrying in %ss [Retry %s/5].", attempt, attempt)
+        raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", unreachable)
+    level = logging.getLogger("huggingface_hub").level
+    with caplog.at_level(logging.WARNING), pytest.raises(PrefbuildError, match="couldn't connect"):
+        TokenBudget("someone/some-model", 512)
+    assert not [record for record in caplog.records if "Retrying" in record.getMessage()]
+    assert logging.getLogger("huggingface_hub").level == level  # put back

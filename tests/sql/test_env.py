@@ -325,6 +325,21 @@ def test_bad_json_and_missing_file(tmp_path: Path) -> None:
         SqlEnv(on_invalid_item="ignore")
 
 
+def test_a_data_file_without_a_playable_item_is_an_error_not_zero_episodes(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(ValueError, match=r"empty\.jsonl: no DBBench item in it$"):
+        list(SqlEnv(data_file=empty).tasks("dev", 10, seed=0))
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe{}\n")
+    env = SqlEnv(data_file=binary)  # a line that is not UTF-8 is an invalid item at its file:line
+    with pytest.raises(ValueError, match=r"binary\.jsonl: no DBBench item in it \(1 invalid, skipped\)"):
+        list(env.tasks("dev", 10, seed=0))
+    assert re.search(r"binary\.jsonl:1: not UTF-8 text", str(env.invalid_items[0]))
+    with pytest.raises(ValueError, match=r"no DBBench item of the task types \['ranking'\] in it"):
+        list(SqlEnv(data_file=DATA).tasks("dev", 10, seed=0, task_types=["ranking"]))
+
+
 def _query_item(mutate) -> dict:
     item = json.loads(
         next(

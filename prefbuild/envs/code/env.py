@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any, ClassVar
 from prefbuild.envs.base import Env, EnvTask, Protocol, StepResult
 from prefbuild.envs.code.generator import SPLIT_OFFSETS, TASK_TYPES, generate_problems
 from prefbuild.envs.code.grading import Verdict, grade_code, grade_math, require_math_verify
-from prefbuild.envs.code.loader import load_problems, parse_row
+from prefbuild.envs.code.loader import CodeDataError, load_problems, parse_row
 from prefbuild.envs.code.problems import CodeProblem
 from prefbuild.envs.code.protocol import CODE_INTERPRETER_TOOL, TOOL_NAME, CodeInterpreterProtocol
 from prefbuild.envs.code.sandbox import CodeSandbox, Isolation, SandboxLimits
@@ -70,10 +71,16 @@ def expert_cell(problem: CodeProblem) -> str | None:
 def _interleaved(paths: Sequence[Path]) -> Iterator[CodeProblem]:
     """The problems of every file in turn (the first of each, then the second of each, ...), so the
     first ``n`` draw evenly from every source; an id two files share is refused."""
-    if len(paths) == 1:
-        yield from load_problems(paths[0])
+    sources: list[tuple[Path, Iterator[CodeProblem]]] = []
+    for path in paths:  # every file's first problem is read before any is played: an empty source is refused
+        problems = load_problems(path)
+        first = next(problems, None)
+        if first is None:
+            raise CodeDataError(f"{path}:0 file: no problem in it (an empty file?)")
+        sources.append((path, itertools.chain([first], problems)))
+    if len(sources) == 1:
+        yield from sources[0][1]
         return
-    sources = [(path, load_problems(path)) for path in paths]
     first_file: dict[str, Path] = {}
     while sources:
         remaining = []
@@ -118,6 +125,9 @@ class CodeEnv(Env):
             raise ValueError(f"code env: max_turns must be at least 1, got {max_turns}")
         files = [data_file] if isinstance(data_file, str | Path) else list(data_file or [])
         self.data_files = [Path(path) for path in files]
+        for position, path in enumerate(self.data_files):
+            if path.resolve() in {earlier.resolve() for earlier in self.data_files[:position]}:
+                raise ValueError(f"code env: data_file lists {path} twice (its problems would be played twice)")
         self.max_turns = max_turns
         self.stateless = stateless
         self.limits = sandbox if isinstance(sandbox, SandboxLimits) else SandboxLimits(**(sandbox or {}))

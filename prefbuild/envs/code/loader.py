@@ -211,8 +211,14 @@ def parse_row(row: Any, *, source: str, default_id: str) -> CodeProblem:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:  # decoded line by line, so a byte that is not UTF-8 is reported at its line
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise CodeDataError(
+                    f"{path}:{line_number} row: not UTF-8 text ({error.reason} at column {error.start + 1})"
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -244,6 +250,8 @@ def load_problems(path: str | Path) -> Iterator[CodeProblem]:
         CodeDataError: unreadable file or bad row, as ``file:line field: message``.
     """
     file_path = Path(path)
+    if file_path.is_dir():
+        raise CodeDataError(f"{file_path}:0 file: a folder, not a file (list its files in data_file)")
     if not file_path.is_file():
         raise CodeDataError(f"{file_path}:0 file: no such file")
     rows = _parquet_rows(file_path) if file_path.suffix == ".parquet" else _jsonl_rows(file_path)

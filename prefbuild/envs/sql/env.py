@@ -157,6 +157,10 @@ class SqlEnv(Env):
             identifier = f"dbbench-{self.data_file.stem}-{line:04d}"
             yield EnvTask(info=task_info(identifier, item, split, seed, f"{self.data_file.name}:{line}"), payload=item)
             produced += 1
+        if not produced and n > 0:  # an empty file, or every item skipped: no episode to play is an error
+            of_types = f" of the task types {list(task_types)}" if task_types else ""
+            skipped = f" ({len(self.invalid_items)} invalid, skipped)" if self.invalid_items else ""
+            raise ValueError(f"{self.data_file}: no DBBench item{of_types} in it{skipped}")
 
     # -- episode --------------------------------------------------------------------------
 

@@ -252,14 +252,20 @@ def _record(invalid: list[InvalidItem] | None, entry: InvalidItem) -> None:
 def _lines(file_path: Path) -> Iterator[tuple[int, str, Any]]:
     """``(line number, file:line, decoded object or the SqlDataError it raised)`` for each non-blank line."""
     try:
-        handle = file_path.open(encoding="utf-8")
+        handle = file_path.open("rb")  # decoded line by line, so a byte that is not UTF-8 is reported at its line
     except OSError as error:
         raise SqlDataError(f"{file_path}: cannot read DBBench data: {error.strerror or error}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            source = f"{file_path}:{number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                problem = f"not UTF-8 text ({error.reason} at column {error.start + 1})"
+                yield number, source, SqlDataError(f"{source}: {problem}")
+                continue
             if not line.strip():
                 continue
-            source = f"{file_path}:{number}"
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as error:
