@@ -1,5 +1,5 @@
 """``python -m prefbuild``: the command line."""
 
-from prefbuild.cli import main
+from prefbuild.console import run
 
-main()
+run()

@@ -71,8 +71,9 @@ class PairsConfig(Section):
     near_dedup: bool = False
     test_fraction: float = Field(default=0.1, ge=0, lt=1)
     max_tokens: int | None = Field(
-        default=None, ge=16, description="Keep only pairs whose prompt and longer side fit in this many tokens "
-        "(the trainer's max_length), counted with `tokenizer`."
+        default=None, ge=16, strict=True,
+        description="Keep only pairs whose prompt and longer side fit in this many tokens (the trainer's "
+        "max_length), counted with `tokenizer`."
     )
     tokenizer: str | None = Field(
         default=None, description="The trained model's tokenizer (local folder or Hub id) for max_tokens."

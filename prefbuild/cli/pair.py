@@ -97,6 +97,11 @@ def pair_command(
             "  hint: no strategy found a step to pair: were these trajectories labelled? Label them first "
             "(`prefbuild label FILES -o labelled.jsonl`), then pair the labelled file."
         )
+    elif not written and counts["built"] and any("longer than max_tokens" in reason for reason in counts["dropped"]):
+        click.echo(
+            "  hint: every pair was longer than max_tokens (prompt and longer side, 'not paired' above): raise "
+            "--max-tokens to the trainer's max_length, or leave it out."
+        )
     elif not written and any(reason.endswith(("no_expert_action", "replay_failed")) for reason in counts["dropped"]):
         click.echo(
             "  hint: no labelled step had an action to pair against. Episodes imported from other harnesses' logs "

@@ -327,6 +327,8 @@ def build_pairs(
         raise ValueError("build_pairs needs at least one strategy")
     if max_tokens is not None and not tokenizer:
         raise ValueError("max_tokens needs tokenizer: the model you train (a local folder or a Hub id)")
+    if tokenizer and max_tokens is None:
+        log.warning("tokenizer %r is used only to count max_tokens, which is not set: no pair is cut", tokenizer)
     budget = None
     if max_tokens is not None and tokenizer:
         from prefbuild.pairs.length import TokenBudget

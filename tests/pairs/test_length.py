@@ -89,3 +89,23 @@ def test_a_folder_without_a_tokenizer_and_an_unreachable_hub_are_one_line_each(
         TokenBudget("someone/some-model", 512)
     assert not [record for record in caplog.records if "Retrying" in record.getMessage()]
     assert logging.getLogger("huggingface_hub").level == level  # put back
+
+
+def test_a_budget_nothing_fits_says_so_and_a_tokenizer_alone_is_warned(tmp_path: Path, tokenizer_folder: str,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    run = CliRunner().invoke(main, ["run", "simulate", "--set", "env.num_tasks=4", "--out", str(tmp_path / "run"),
+                                    "--quiet"], catch_exceptions=False)
+    assert run.exit_code == 0, run.output
+    labelled = str(tmp_path / "run" / "labelled.jsonl")
+    tight = CliRunner().invoke(main, ["pair", labelled, "-o", str(tmp_path / "none.jsonl"), "--recipe", "simulate",
+                                      "--max-tokens", "16", "--tokenizer", tokenizer_folder], catch_exceptions=False)
+    assert tight.exit_code == 0 and ": 0 pairs" in tight.output
+    assert "every pair was longer than max_tokens" in tight.output
+    with caplog.at_level("WARNING"):
+        alone = CliRunner().invoke(main, ["pair", labelled, "-o", str(tmp_path / "all.jsonl"), "--recipe", "simulate",
+                                          "--tokenizer", tokenizer_folder], catch_exceptions=False)
+    assert alone.exit_code == 0 and "is used only to count max_tokens" in caplog.text
+    from prefbuild.recipe import RecipeError, load_recipe
+
+    with pytest.raises(RecipeError, match="integer"):  # true is no token count
+        load_recipe("simulate", ["pairs.max_tokens=true", f"pairs.tokenizer={tokenizer_folder}"])
