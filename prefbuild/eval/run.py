@@ -210,8 +210,16 @@ def load_evaluation(path: PathLike) -> Evaluation:
     if not file.is_file():
         raise PrefbuildError(f"{target}: no {EVALUATION} (run `prefbuild eval RECIPE --model ...` first)")
     try:
-        return Evaluation.from_dict(json.loads(file.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise PrefbuildError(f"{file}: not an evaluation file (not JSON: {error})") from None
+    if not isinstance(data, dict):
+        raise PrefbuildError(f"{file}: not an evaluation file (a JSON {type(data).__name__}, not an object)")
+    try:
+        return Evaluation.from_dict(data)
+    except KeyError as error:
+        raise PrefbuildError(f"{file}: not an evaluation file (no field {error})") from None
+    except (TypeError, ValueError, AttributeError) as error:
         raise PrefbuildError(f"{file}: not an evaluation file ({error})") from None
 
 

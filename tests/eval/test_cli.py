@@ -73,3 +73,15 @@ def test_bad_input_is_one_error_line(args, message):
     result = CliRunner().invoke(main, args)
     assert result.exit_code != 0
     assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("{}", "no field 'model'"), ("[1, 2]", "a JSON list, not an object"), ("{nope", "not JSON")],
+)
+def test_a_file_that_is_no_evaluation_says_what_is_wrong(tmp_path: Path, text: str, message: str) -> None:
+    bad = tmp_path / "evaluation.json"
+    bad.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["eval", "--compare", str(bad), str(bad)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert f"error: {bad}: not an evaluation file ({message}" in result.output.replace("\n", "")
