@@ -66,7 +66,7 @@ def label(
     files: tuple[Path, ...], out: Path, recipe: Path | None, overrides: tuple[str, ...], fmt: str, model: str
 ) -> None:
     """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat logs: OpenAI messages or
-    ShareGPT conversations; JSONL or one JSON array) into OUT.
+    ShareGPT conversations, JSONL or one JSON array; tau2-bench results files) into OUT.
 
     Re-labelling replaces earlier labels, so changing a threshold needs no new generation.
     Prints how many labels each failure mode got.
@@ -77,6 +77,7 @@ def label(
       prefbuild label runs/simulate/labelled.jsonl -o relabelled.jsonl --set loop.k=4
       prefbuild label agentbench_outputs/runs.jsonl -o labelled.jsonl --format agentbench --model my-4b
       prefbuild label alfworld_sft.json -o labelled.jsonl --model my-4b
+      prefbuild label data/simulations/my_tau2_run.json -o labelled.jsonl
     """
     from prefbuild import api
 

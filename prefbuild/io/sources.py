@@ -1,9 +1,10 @@
 """Streaming input and output for labelling: one trajectory in memory at a time.
 
 Inputs are prefbuild trajectory files or external logs (AgentBench ``runs.jsonl``, chat
-``messages`` or ShareGPT ``conversations`` JSONL), one record per line or, as dataset dumps
-ship them, one JSON array of records (read whole); the format is detected from the first
-record unless given. Output
+``messages`` or ShareGPT ``conversations`` JSONL, tau2-bench results files), one record per
+line or, as dataset dumps ship them, one JSON array of records (read whole), or one indented
+JSON document (a tau2 results file, read whole: one trajectory per simulation); the format
+is detected from the first record unless given. Output
 goes to a temporary file next to the target and is renamed into place only when every
 record was written, so an interrupted run never leaves a half-written file behind.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,11 @@ from prefbuild.io.importers import (
     messages_trajectory,
     source_name,
 )
+from prefbuild.io.importers.tau2 import JsonPath, is_tau2_results, tau2_trajectories
 from prefbuild.io.jsonl import JsonlWriter, RecordError, atomic_path, decode_json_line, iter_lines, read_records
 from prefbuild.records import Trajectory
 
-FORMATS = ("auto", "prefbuild", "agentbench", "messages")
+FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tau2")
 
 
 class LabelInputError(PrefbuildError, ValueError):
@@ -40,16 +42,18 @@ class LabelInputError(PrefbuildError, ValueError):
 
 
 def detect_format(record: Any) -> str:
-    """``prefbuild``, ``agentbench`` or ``messages`` for one decoded JSON record."""
+    """``prefbuild``, ``agentbench``, ``messages`` or ``tau2`` for one decoded JSON record."""
     if isinstance(record, dict) and "steps" in record and "outcome" in record:
         return "prefbuild"
     if is_agentbench_record(record):
         return "agentbench"
     if is_messages_record(record):
         return "messages"
+    if is_tau2_results(record):
+        return "tau2"
     raise ValueError(
-        "not a prefbuild trajectory ('steps', 'outcome'), an AgentBench runs.jsonl record ('output.history') "
-        "or a chat log ('messages')"
+        "not a prefbuild trajectory ('steps', 'outcome'), an AgentBench runs.jsonl record ('output.history'), "
+        "a chat log ('messages') or a tau2-bench results file ('info', 'tasks', 'simulations')"
     )
 
 
@@ -75,6 +79,9 @@ def read_trajectories(
     if not path.is_file():
         raise LabelInputError(f"{path}: no such file")
     chosen = None if fmt == "auto" else fmt
+    if _is_json_document(path):
+        yield from _document(path, chosen, model)
+        return
     array = _is_json_array(path)
     if chosen is None:
         chosen = _detect(path, array)
@@ -89,8 +96,95 @@ def read_trajectories(
         where = f"{path}:{number}"
         if chosen == "prefbuild":
             yield _validated(record, where)
+        elif chosen == "tau2":  # a results file written on one line: many trajectories
+            yield from _tau2(record, path, lambda _, where=where: where, model)
         else:
             yield _external(record, chosen, where, source, model, ordinal)
+
+
+def _is_json_document(path: Path) -> bool:
+    """Does the file hold one indented JSON object (``tau2 run`` writes its results so): a first
+    line of ``{`` alone, which no JSONL record is?"""
+    with open(path, "rb") as handle:
+        first = handle.readline(4096).lstrip(b"\xef\xbb\xbf").strip()
+    return first == b"{"
+
+
+def _document(path: Path, chosen: str | None, model: str) -> Iterator[Trajectory]:
+    """The trajectories of a file holding one indented JSON document (read whole)."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise LabelInputError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    try:
+        record = decode_json_line(text)
+    except json.JSONDecodeError as error:
+        raise LabelInputError(f"{path}:{error.lineno}: invalid JSON ({error.msg} at column {error.colno})") from None
+    if chosen is None:
+        try:
+            chosen = detect_format(record)
+        except ValueError as error:
+            raise LabelInputError(f"{path}:1: {error}") from error
+    if chosen != "tau2":
+        yield _validated(record, f"{path}:1") if chosen == "prefbuild" else _external(
+            record, chosen, f"{path}:1", source_name(path), model, 0
+        )
+        return
+    yield from _tau2(record, path, lambda where: f"{path}:{line_of(text, where)}", model)
+
+
+def _tau2(record: Any, path: Path, locate: Callable[[JsonPath], str], model: str) -> Iterator[Trajectory]:
+    """The trajectories of one tau2 results file (``locate``: ``file:line`` of a JSON path)."""
+    if not isinstance(record, dict):
+        raise LabelInputError(f"{locate(())}: expected a tau2 results object, got {type(record).__name__}")
+    try:
+        yield from tau2_trajectories(record, source=source_name(path), model=model, locate=locate)
+    except ExternalLogError as error:
+        raise LabelInputError(str(error)) from error
+    except ValidationError as error:
+        field, message = describe_validation_error(error)
+        raise LabelInputError(f"{locate(())}: cannot build a trajectory: {field}: {message}") from error
+
+
+def line_of(text: str, where: JsonPath) -> int:
+    r"""The line of ``text`` (valid JSON) where the value at ``where`` starts; as deep as it exists
+    (a missing key gives the line of the object that lacks it).
+
+    Example:
+        >>> line_of('{\n "a": [\n  1,\n  {"b": 2}\n ]\n}', ("a", 1, "b"))
+        4
+    """
+    decoder = json.JSONDecoder()
+    position = _BLANK.match(text, 0).end()
+    for part in where:
+        found = _member(text, position, part, decoder)
+        if found is None:
+            break
+        position = found
+    return text.count("\n", 0, position) + 1
+
+
+def _member(text: str, position: int, part: str | int, decoder: json.JSONDecoder) -> int | None:
+    """Where the member ``part`` (a key of the object, or an index of the array, at ``position``) starts."""
+    opening = text[position : position + 1]
+    if (opening, isinstance(part, int)) not in (("{", False), ("[", True)):
+        return None
+    position = _BLANK.match(text, position + 1).end()
+    index = 0
+    while position < len(text) and text[position] not in "}]":
+        if opening == "{":
+            key, position = json.decoder.scanstring(text, position + 1)
+            position = _BLANK.match(text, _BLANK.match(text, position).end() + 1).end()
+            if key == part:
+                return position
+        elif index == part:
+            return position
+        _, position = decoder.raw_decode(text, position)
+        position = _BLANK.match(text, position).end()
+        if text[position : position + 1] == ",":
+            position = _BLANK.match(text, position + 1).end()
+        index += 1
+    return None
 
 
 def _detect(path: Path, array: bool) -> str:

@@ -1,0 +1,607 @@
+"""tau2-bench results files (what ``tau2 run`` saves) as tau2 Trajectory records.
+
+A results file is one JSON object, tau2's ``tau2.data_model.simulation.Results``::
+
+    {"timestamp": ..., "info": {"agent_info": {"implementation": "llm_agent", "llm": ..., "llm_args": ...},
+                                "environment_info": {"domain_name": "airline", "policy": ..., "tool_defs": null},
+                                "user_info": ..., "max_steps": ..., "max_errors": ..., ...},
+     "tasks": [{"id": ..., "user_scenario": {"instructions": ...}, "evaluation_criteria": ...}, ...],
+     "simulations": [{"id", "task_id", "trial", "seed", "termination_reason", "skipped",
+                      "reward_info": {"reward", "db_check", "action_checks", ...},
+                      "messages": [{"role": "assistant", "content", "tool_calls": [{"id", "name",
+                                    "arguments": {...}, "requestor"}], "usage", "raw_data"},
+                                   {"role": "tool", "id", "content", "requestor", "error": bool}, ...]}]}
+
+Each simulation becomes one trajectory that reads like one prefbuild's own ``tau2`` env
+records (env ``tau2``, protocol ``hermes``): the prefix is tau2's ``LLMAgent`` system prompt
+(its instructions and the domain policy) and the orchestrator's greeting; every assistant
+message is one step (a turn of structured tool calls, or a message to the customer); the
+customer's message or the tool results that follow it are the next step's observation. Only
+what tau2's agent sees is kept: the customer's own device calls (telecom, ``requestor:
+"user"``) and their results are left out, as tau2 leaves them out of the agent's prompt.
+
+Success is tau2's pass (reward 1). Progress is the share of tau2's own checks that passed
+(``reward_info``: database, environment assertions, expected actions, communicated
+information, judged assertions). tau2 does not save the tool definitions (``tau2 run`` writes
+``tool_defs: null``); when a file has them they become ``Trajectory.tools``, else the tool
+labelers rely on tau2's error texts (``Tool 'x' not found.``, ``missing 1 required positional
+argument``). The importer reads the JSON only; tau2 need not be installed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from prefbuild.io.importers.convert import ExternalLogError
+from prefbuild.io.importers.parsing import protocol
+from prefbuild.records import (
+    EXTERNAL_SPLIT,
+    EnvInfo,
+    FunctionCall,
+    Message,
+    Outcome,
+    Role,
+    Step,
+    StepFacts,
+    StopReason,
+    TaskInfo,
+    TeacherInfo,
+    ToolCall,
+    ToolCallFacts,
+    Trajectory,
+    Usage,
+    UsageTotals,
+)
+
+logger = logging.getLogger(__name__)
+
+# tau2's ``LLMAgent`` prompt (tau2/agent/llm_agent.py, AGENT_INSTRUCTION and SYSTEM_PROMPT), kept
+# here so that reading a results file needs no tau2; tests compare it with the package's.
+AGENT_INSTRUCTION = """\
+You are a customer service agent that helps the user according to the <policy> provided below.
+In each turn you can either:
+- Send a message to the user.
+- Make a tool call.
+You cannot do both at the same time.
+
+Try to be helpful and always follow the policy. Always make sure you generate valid JSON only."""
+SYSTEM_PROMPT = "<instructions>\n{agent_instruction}\n</instructions>\n<policy>\n{domain_policy}\n</policy>"
+LLM_AGENT = "llm_agent"  # the agent implementation whose prompt is SYSTEM_PROMPT
+
+ROLES = ("user", "assistant", "tool")
+_PASS = 1e-6  # tau2's pass: reward 1 (prefbuild's tau2 env compares the same way)
+_NOT_FOUND = re.compile(r"^Error: Tool '(?P<name>.*)' not found\.?$")
+# Sampling settings of ``agent_info.llm_args`` worth recording (never keys, URLs, headers).
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "max_completion_tokens", "seed", "stop",
+                 "presence_penalty", "frequency_penalty", "reasoning_effort")
+_STOP = {
+    "user_stop": StopReason.agent_finished,
+    "agent_stop": StopReason.agent_finished,
+    # prefbuild's own tau2 env ends such a conversation as finished too; facts.stop says why
+    "too_many_errors": StopReason.agent_finished,
+    "max_steps": StopReason.max_steps,
+    # the orchestrator's stop rules: a judge found the agent repeating itself; the agent broke
+    # the communication protocol (text and calls in one turn, an empty turn)
+    "judge_stop": StopReason.protocol_stop,
+    "agent_error": StopReason.protocol_stop,
+    "user_error": StopReason.error,
+}
+
+# A JSON path in the results file, e.g. ("simulations", 2, "messages", 5, "role").
+JsonPath = tuple[str | int, ...]
+Locate = Callable[[JsonPath], str]
+
+
+def is_tau2_results(record: Any) -> bool:
+    """Is ``record`` (a decoded JSON value) a tau2 results file: ``simulations``, or ``info`` with
+    tau2's ``environment_info``?
+
+    Example:
+        >>> is_tau2_results({"info": {"environment_info": {}}, "tasks": []})
+        True
+        >>> is_tau2_results({"messages": []})
+        False
+    """
+    if not isinstance(record, dict) or "steps" in record:
+        return False
+    info = record.get("info")
+    return "simulations" in record or (isinstance(info, dict) and "environment_info" in info)
+
+
+def field_name(path: JsonPath) -> str:
+    """``simulations[2].messages[5].role`` for a JSON path.
+
+    Example:
+        >>> field_name(("simulations", 2, "messages", 5, "role"))
+        'simulations[2].messages[5].role'
+    """
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _fail(locate: Locate, path: JsonPath, message: str) -> ExternalLogError:
+    return ExternalLogError(f"{locate(path)} {field_name(path)}: {message}")
+
+
+def _get(value: dict[str, Any], key: str, kind: type | tuple[type, ...], locate: Locate, path: JsonPath,
+         *, required: bool = True) -> Any:
+    """``value[key]`` checked to be of ``kind`` (None when optional and absent or null)."""
+    item = value.get(key)
+    if item is None:
+        if required:
+            raise _fail(locate, (*path, key), "missing")
+        return None
+    if not isinstance(item, kind) or (isinstance(item, bool) and kind in (int, float, (int, float))):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise _fail(locate, (*path, key), f"expected {_article(names)}, got {type(item).__name__}")
+    return item
+
+
+def _article(names: str) -> str:
+    return {"dict": "an object", "list": "a list", "str": "a string", "int": "an integer",
+            "float": "a number", "int or float": "a number", "bool": "true or false"}.get(names, names)
+
+
+def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate: Locate) -> Iterator[Trajectory]:
+    """The trajectories of one tau2 results file, one per simulation, in the file's order.
+
+    Args:
+        record: the decoded results file.
+        source: the prefix of the trajectory ids (``<folder>/<file stem>``); ids are ``<source>#<index>``.
+        model: the model name to record when ``info.agent_info.llm`` names none (``unknown``), or
+            the name to record instead of it.
+        locate: ``file:line`` of a JSON path in the file (for error messages).
+
+    Returns:
+        An iterator of Trajectory records.
+
+    Raises:
+        ExternalLogError: a field is missing or not what tau2 writes, naming ``file:line field``.
+
+    Example:
+        >>> results = json.loads(Path("results.json").read_text())  # doctest: +SKIP
+        >>> [t.outcome.success for t in tau2_trajectories(results, source="runs/r", model="unknown",
+        ...                                                   locate=lambda path: "results.json:1")]  # doctest: +SKIP
+        [True, False]
+    """
+    info = _get(record, "info", dict, locate, ())
+    environment = _get(info, "environment_info", dict, locate, ("info",))
+    domain = _get(environment, "domain_name", str, locate, ("info", "environment_info"))
+    policy = _get(environment, "policy", str, locate, ("info", "environment_info"))
+    tools = openai_tools(environment.get("tool_defs"), locate)
+    agent = _get(info, "agent_info", dict, locate, ("info",), required=False) or {}
+    tasks = _tasks(_get(record, "tasks", list, locate, ()), locate)
+    simulations = _get(record, "simulations", list, locate, ())
+    prefix = _system_prefix(agent, policy)
+    teacher = _teacher(agent, model)
+    for index, simulation in enumerate(simulations):
+        path: JsonPath = ("simulations", index)
+        if not isinstance(simulation, dict):
+            raise _fail(locate, path, f"expected an object, got {type(simulation).__name__}")
+        task_id = str(_get(simulation, "task_id", (str, int), locate, path))
+        if task_id not in tasks:
+            raise _fail(locate, (*path, "task_id"), f"task {task_id!r} is not in the file's 'tasks'")
+        yield simulation_trajectory(
+            simulation, tasks[task_id], f"{source}#{index}", domain=domain, prefix=prefix, tools=tools,
+            teacher=teacher, locate=locate, path=path,
+        )
+
+
+def _tasks(tasks: list[Any], locate: Locate) -> dict[str, dict[str, Any]]:
+    """The file's tasks by id."""
+    found: dict[str, dict[str, Any]] = {}
+    for position, task in enumerate(tasks):
+        if not isinstance(task, dict):
+            raise _fail(locate, ("tasks", position), f"expected an object, got {type(task).__name__}")
+        found[str(_get(task, "id", (str, int), locate, ("tasks", position)))] = task
+    return found
+
+
+def openai_tools(tool_defs: Any, locate: Locate) -> list[dict[str, Any]] | None:
+    """tau2's ``tool_defs`` (name -> ``ToolSignature``: ``name``, ``doc``, ``params``) as OpenAI tool
+    definitions; None when the file has none (``tau2 run`` saves none).
+
+    ``params`` is the JSON Schema tau2 sends as ``parameters``; the description is the
+    signature's ``doc`` (tau2 sends a shorter description it does not save).
+
+    Example:
+        >>> openai_tools({"get_users": {"name": "get_users", "doc": "Get users.", "params": None}}, str)
+        [{'type': 'function', 'function': {'name': 'get_users', 'description': 'Get users.',
+          'parameters': {'type': 'object', 'properties': {}}}}]
+    """
+    if tool_defs is None:
+        return None
+    path: JsonPath = ("info", "environment_info", "tool_defs")
+    if not isinstance(tool_defs, dict):
+        raise _fail(locate, path, f"expected an object of tool signatures, got {type(tool_defs).__name__}")
+    tools = []
+    for name, signature in tool_defs.items():
+        if not isinstance(signature, dict):
+            raise _fail(locate, (*path, name), f"expected a tool signature object, got {type(signature).__name__}")
+        parameters = signature.get("params")
+        if not isinstance(parameters, dict):
+            parameters = {"type": "object", "properties": {}}
+        function = {"name": str(signature.get("name") or name), "description": str(signature.get("doc") or ""),
+                    "parameters": parameters}
+        tools.append({"type": "function", "function": function})
+    return tools
+
+
+def _system_prefix(agent: dict[str, Any], policy: str) -> list[Message]:
+    """tau2's ``LLMAgent`` system prompt; none for other agent implementations (their prompts
+    hold what the file does not, e.g. the ground-truth agent's resolution steps)."""
+    implementation = agent.get("implementation", LLM_AGENT)
+    if implementation != LLM_AGENT:
+        logger.warning("tau2 agent %r: its system prompt is not rebuilt (only %r's is)", implementation, LLM_AGENT)
+        return []
+    text = SYSTEM_PROMPT.format(agent_instruction=AGENT_INSTRUCTION, domain_policy=policy)
+    return [Message(role=Role.system, content=text)]
+
+
+def _teacher(agent: dict[str, Any], model: str) -> TeacherInfo:
+    """The agent's model (``--model`` when it names one) and its sampling settings (no keys or URLs)."""
+    recorded = agent.get("llm")
+    name = model if model != "unknown" or not recorded else str(recorded)
+    arguments = agent.get("llm_args") if isinstance(agent.get("llm_args"), dict) else {}
+    sampling = {key: arguments[key] for key in SAMPLING_KEYS if key in arguments}
+    return TeacherInfo(backend="external", model=name, sampling=sampling)
+
+
+def task_info(task: dict[str, Any], domain: str, simulation: dict[str, Any]) -> TaskInfo:
+    """The task as prefbuild's tau2 env records it (id ``tau2-<domain>-<task id>``, type = domain,
+    goal = the customer's instructions or reason for calling), with the run's facts in ``meta``.
+
+    Example:
+        >>> task = {"id": "t1", "user_scenario": {"instructions": "Cancel my flight."}}
+        >>> task_info(task, "airline", {"trial": 0}).id
+        'tau2-airline-t1'
+    """
+    scenario = task.get("user_scenario") if isinstance(task.get("user_scenario"), dict) else {}
+    instructions = scenario.get("instructions")
+    goal = instructions.get("reason_for_call") if isinstance(instructions, dict) else instructions
+    criteria = task.get("evaluation_criteria") if isinstance(task.get("evaluation_criteria"), dict) else None
+    actions = (criteria or {}).get("actions") or []
+    reward_info = simulation.get("reward_info") if isinstance(simulation.get("reward_info"), dict) else None
+    meta = {
+        "source": "tau2",
+        "domain": domain,
+        "tau2_task_id": str(task["id"]),
+        "simulation_id": simulation.get("id"),
+        "trial": simulation.get("trial"),
+        "termination_reason": simulation.get("termination_reason"),
+        "reward_basis": list((criteria or {}).get("reward_basis") or ["DB", "COMMUNICATE"]) if criteria else [],
+        "expected_actions": len(actions),
+        "user_actions": sum(isinstance(a, dict) and a.get("requestor") == "user" for a in actions),
+        "nl_assertions": len((criteria or {}).get("nl_assertions") or []),
+        "outcome_known": reward_info is not None and not simulation.get("skipped", False),
+    }
+    seed = simulation.get("seed")
+    return TaskInfo(
+        id=f"tau2-{domain}-{task['id']}",
+        type=domain,
+        goal=str(goal or "").strip(),
+        split=EXTERNAL_SPLIT,
+        seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
+        meta=meta,
+    )
+
+
+def simulation_trajectory(
+    simulation: dict[str, Any],
+    task: dict[str, Any],
+    trajectory_id: str,
+    *,
+    domain: str,
+    prefix: list[Message],
+    tools: list[dict[str, Any]] | None,
+    teacher: TeacherInfo,
+    locate: Locate,
+    path: JsonPath,
+) -> Trajectory:
+    """One ``SimulationRun`` as a Trajectory (see the module doc for the layout)."""
+    messages = _get(simulation, "messages", list, locate, path)
+    visible = _agent_view(messages, locate, (*path, "messages"))
+    opening = _opening_length(task, messages)
+    cut = _prefix_end(visible, opening)
+    termination = str(simulation.get("termination_reason") or "")
+    outcome = simulation_outcome(simulation, locate, path)
+    steps = _steps(visible, cut, tools, locate)
+    steps = _closed(steps, outcome, termination, simulation.get("reward_info"))
+    usage = UsageTotals()
+    for _, message in visible[cut:]:
+        if message["role"] == "assistant":
+            usage.add(_usage(message))
+    return Trajectory(
+        id=trajectory_id,
+        task=task_info(task, domain, simulation),
+        env=EnvInfo(name="tau2", protocol="hermes", options={"domain": domain}),
+        teacher=teacher,
+        sample_index=_trial(simulation),
+        messages=[*prefix, *(_message(m) for _, m in visible[:cut])],
+        tools=tools,
+        steps=steps,
+        outcome=outcome,
+        usage=usage,
+    )
+
+
+def _trial(simulation: dict[str, Any]) -> int:
+    trial = simulation.get("trial")
+    return trial if isinstance(trial, int) and not isinstance(trial, bool) and trial >= 0 else 0
+
+
+def _agent_view(messages: list[Any], locate: Locate, path: JsonPath) -> list[tuple[int, dict[str, Any]]]:
+    """``(position, message)`` of the messages tau2's agent sees (tau2's ``is_valid_agent_history_message``):
+    assistant messages, customer messages without calls, tool results of the agent's calls."""
+    seen = []
+    for position, message in enumerate(messages):
+        where = (*path, position)
+        if not isinstance(message, dict):
+            raise _fail(locate, where, f"expected a message object, got {type(message).__name__}")
+        role = message.get("role")
+        if role not in ROLES:
+            known = ", ".join(ROLES)
+            raise _fail(locate, (*where, "role"), f"unknown role {role!r} (a tau2 simulation has {known} messages)")
+        _check_message(message, locate, where)
+        if role == "user" and message.get("tool_calls"):
+            continue  # the customer's device calls (telecom): never shown to the agent
+        if role == "tool" and message.get("requestor", "assistant") != "assistant":
+            continue
+        seen.append((position, message))
+    return seen
+
+
+def _check_message(message: dict[str, Any], locate: Locate, where: JsonPath) -> None:
+    """The fields the importer reads have tau2's types."""
+    _get(message, "content", str, locate, where, required=False)
+    if message["role"] == "tool":
+        _get(message, "error", bool, locate, where, required=False)
+        return
+    calls = _get(message, "tool_calls", list, locate, where, required=False) or []
+    for position, call in enumerate(calls):
+        call_path = (*where, "tool_calls", position)
+        if not isinstance(call, dict):
+            raise _fail(locate, call_path, f"expected a tool call object, got {type(call).__name__}")
+        name = _get(call, "name", str, locate, call_path)
+        if not name:
+            raise _fail(locate, (*call_path, "name"), "empty tool name")
+        _get(call, "arguments", dict, locate, call_path)
+
+
+def _opening_length(task: dict[str, Any], messages: list[Any]) -> int:
+    """How many leading messages the orchestrator put there before the episode started: the
+    task's message history, else its greeting (an assistant message without calls)."""
+    state = task.get("initial_state") if isinstance(task.get("initial_state"), dict) else {}
+    history = state.get("message_history") if isinstance(state.get("message_history"), list) else []
+    if history:
+        return len(history)
+    first = messages[0] if messages else None
+    greeting = isinstance(first, dict) and first.get("role") == "assistant" and not first.get("tool_calls")
+    return 1 if greeting else 0
+
+
+def _prefix_end(visible: list[tuple[int, dict[str, Any]]], opening: int) -> int:
+    """How many visible messages form the fixed prefix: the opening up to its last assistant
+    message (customer or tool turns after it are what the first step answers)."""
+    cut = 0
+    for count, (position, message) in enumerate(visible, start=1):
+        if position >= opening:
+            break
+        if message["role"] == "assistant":
+            cut = count
+    return cut
+
+
+def _message(message: dict[str, Any]) -> Message:
+    """A tau2 message as a prefbuild Message (as prefbuild's tau2 env converts them)."""
+    content = message.get("content") or ""
+    if message["role"] == "tool":
+        return Message(role=Role.tool, content=content, tool_call_id=str(message.get("id") or ""))
+    return Message(role=Role(message["role"]), content=content, tool_calls=_record_calls(message) or None)
+
+
+def _record_calls(message: dict[str, Any]) -> list[ToolCall]:
+    """A message's calls as OpenAI-style tool calls (ids kept; an empty id gets ``call_<n>``)."""
+    return [
+        ToolCall(
+            id=str(call.get("id") or f"call_{position}"),
+            function=FunctionCall(name=call["name"], arguments=json.dumps(call["arguments"], ensure_ascii=False)),
+        )
+        for position, call in enumerate(message.get("tool_calls") or [])
+    ]
+
+
+def _steps(
+    visible: list[tuple[int, dict[str, Any]]], cut: int, tools: list[dict[str, Any]] | None, locate: Locate
+) -> list[Step]:
+    """One step per assistant message after the prefix; the messages before it are its observation."""
+    parser = protocol("tau2", "hermes")
+    names = {tool["function"]["name"] for tool in tools} if tools else None
+    steps: list[Step] = []
+    pending: list[dict[str, Any]] = []
+    rest = [message for _, message in visible[cut:]]
+    for position, message in enumerate(rest):
+        if message["role"] != "assistant":
+            pending.append(message)
+            continue
+        following = []
+        for later in rest[position + 1 :]:
+            if later["role"] == "assistant":
+                break
+            following.append(later)
+        steps.append(_step(len(steps), pending, message, following, parser, names))
+        pending = []
+    return steps
+
+
+def _observation(turns: list[dict[str, Any]]) -> tuple[str, str, list[Message] | None]:
+    """``(observation, observation_role, observation_messages)`` of the turns before a step, as
+    prefbuild's tau2 env records them: one customer turn is the plain observation; tool results
+    are one ``tool`` message each (the observation is their texts)."""
+    if not turns:
+        return "", "user", None
+    if len(turns) == 1 and turns[0]["role"] == "user":
+        return turns[0].get("content") or "", "user", None
+    messages = [_message(turn) for turn in turns]
+    role = "tool" if turns[0]["role"] == "tool" else "user"
+    return "\n\n".join(message.content for message in messages), role, messages
+
+
+def _step(
+    index: int,
+    before: list[dict[str, Any]],
+    message: dict[str, Any],
+    after: list[dict[str, Any]],
+    parser: Any,
+    names: set[str] | None,
+) -> Step:
+    text = message.get("content") or ""
+    calls = _record_calls(message)
+    parsed = parser.parse_completion(text, calls) if calls else parser.parse(text)
+    observation, role, observation_messages = _observation(before)
+    facts = _call_facts(message.get("tool_calls") or [], calls, after, names)
+    if calls:
+        valid: bool | None = all(fact.ok for fact in facts) if facts else None
+    else:
+        valid = parsed.action is not None
+    raw = message.get("raw_data") if isinstance(message.get("raw_data"), dict) else {}
+    finish_reason = raw.get("finish_reason")
+    return Step(
+        index=index,
+        observation=observation,
+        observation_role=role,
+        observation_messages=observation_messages,
+        raw_output=text,
+        tool_calls=calls or None,
+        native_tool_calls=bool(calls),
+        thought=parsed.thought,
+        action=parsed.action,
+        format_ok=parsed.format_ok,
+        normalized=list(parsed.normalized),
+        valid=valid,
+        feedback="\n\n".join(turn.get("content") or "" for turn in after),
+        usage=_usage(message),
+        facts=StepFacts(
+            problems=list(parsed.problems),
+            tools=facts,
+            finish_reason=str(finish_reason) if isinstance(finish_reason, str) else None,
+        ),
+    )
+
+
+def _call_facts(
+    raw_calls: list[dict[str, Any]], calls: list[ToolCall], after: list[dict[str, Any]], names: set[str] | None
+) -> list[ToolCallFacts]:
+    """How each call went, from the tool message that answered it (by id; by position where
+    tau2 wrote no ids). A call without a result (the run ended first) gets no facts."""
+    results = [turn for turn in after if turn["role"] == "tool"]
+    by_id = {str(turn.get("id")): turn for turn in results if turn.get("id")}
+    facts = []
+    for position, (raw, call) in enumerate(zip(raw_calls, calls, strict=True)):
+        result = by_id.get(str(raw.get("id"))) if raw.get("id") else None
+        if result is None and position < len(results) and not results[position].get("id"):
+            result = results[position]
+        if result is None:
+            continue
+        failed = bool(result.get("error"))
+        text = result.get("content") or ""
+        missing = _NOT_FOUND.match(text.strip()) is not None if failed else False
+        offered = False if missing else (call.function.name in names if names is not None else None)
+        facts.append(
+            ToolCallFacts(
+                call_id=call.id,
+                name=call.function.name,
+                arguments=raw["arguments"],
+                ok=not failed,
+                error=text.split("\n", 1)[0] if failed else None,
+                offered=offered,
+            )
+        )
+    return facts
+
+
+def _usage(message: dict[str, Any]) -> Usage | None:
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    counts = {key: usage.get(key) for key in ("prompt_tokens", "completion_tokens")}
+    if not all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in counts.values()):
+        return None
+    return Usage(**counts)
+
+
+def _closed(steps: list[Step], outcome: Outcome, termination: str, reward_info: Any) -> list[Step]:
+    """The last step as prefbuild's tau2 env ends an episode: why it stopped, tau2's verdict in
+    ``info["tau2"]``, done and rewarded when the conversation ended (not cut at max_steps)."""
+    if not steps:
+        return steps
+    last = steps[-1]
+    ended = termination in ("user_stop", "agent_stop", "too_many_errors") or outcome.success
+    facts = last.facts.model_copy(update={"stop": termination or None, "won": outcome.success,
+                                          "progress": outcome.progress})
+    verdict = {"termination": termination, "reward": outcome.reward, "success": outcome.success,
+               "reward_info": reward_info}
+    steps[-1] = last.model_copy(update={
+        "facts": facts, "done": ended, "reward": outcome.reward if ended else 0.0,
+        "info": {**last.info, "tau2": verdict},
+    })
+    return steps
+
+
+def simulation_outcome(simulation: dict[str, Any], locate: Locate, path: JsonPath) -> Outcome:
+    """tau2's verdict: success = reward 1; the stop reason from ``termination_reason``; progress =
+    the share of ``reward_info``'s checks that passed.
+
+    Example:
+        >>> simulation_outcome({"termination_reason": "max_steps", "reward_info": {"reward": 0.0}}, str, ()).stop_reason
+        <StopReason.max_steps: 'max_steps'>
+    """
+    termination = _get(simulation, "termination_reason", str, locate, path)
+    if termination not in _STOP:
+        known = ", ".join(_STOP)
+        message = f"unknown termination reason {termination!r}; tau2 writes {known}"
+        raise _fail(locate, (*path, "termination_reason"), message)
+    reward_info = _get(simulation, "reward_info", dict, locate, path, required=False)
+    reward = 0.0
+    if reward_info is not None:
+        reward = float(_get(reward_info, "reward", (int, float), locate, (*path, "reward_info")))
+    if simulation.get("skipped"):
+        error = "tau2 skipped this simulation after an error (skip_failed_samples)"
+        return Outcome(success=False, reward=0.0, stop_reason=StopReason.error, error=error)
+    if abs(reward - 1.0) < _PASS:
+        return Outcome(success=True, reward=1.0, progress=1.0, stop_reason=StopReason.success)
+    reason = _STOP[termination]
+    error = f"tau2 ended the simulation with {termination}" if reason is StopReason.error else None
+    return Outcome(success=False, reward=reward, progress=checks_passed(reward_info), stop_reason=reason, error=error)
+
+
+def checks_passed(reward_info: dict[str, Any] | None) -> float | None:
+    """The share of tau2's checks in ``reward_info`` that passed: the database match (where the
+    reward counts it), environment assertions, expected actions, communicated information and
+    judged assertions; None when there are none.
+
+    Example:
+        >>> checks_passed({"reward_basis": ["DB"], "db_check": {"db_match": False},
+        ...                "action_checks": [{"action_match": True}]})
+        0.5
+    """
+    if not reward_info:
+        return None
+    met: list[bool] = []
+    db = reward_info.get("db_check")
+    if isinstance(db, dict) and "DB" in (reward_info.get("reward_basis") or ["DB"]):
+        met.append(bool(db.get("db_match")))
+    for key, flag in (("env_assertions", "met"), ("action_checks", "action_match"),
+                      ("communicate_checks", "met"), ("nl_assertions", "met")):
+        met += [bool(check.get(flag)) for check in _checks(reward_info.get(key))]
+    return sum(met) / len(met) if met else None
+
+
+def _checks(value: Any) -> Sequence[dict[str, Any]]:
+    return [check for check in value if isinstance(check, dict)] if isinstance(value, list) else []
