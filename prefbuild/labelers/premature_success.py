@@ -75,9 +75,34 @@ def work_done_claim(text: str) -> str | None:
         'All set'
         >>> work_done_claim("I'm sorry, I can't cancel this reservation under our policy.") is None
         True
+        >>> work_done_claim("I understand. Nothing has been changed on your reservation.") is None
+        True
     """
-    match = _WORK_DONE.search(text)
-    return match.group(0) if match else None
+    for match in _WORK_DONE.finditer(text):
+        clause = text[: match.start()]
+        clause = clause[max(clause.rfind(mark) for mark in _CLAUSE_MARKS) + 1 :]
+        end = _SENTENCE_END.search(text, match.end())
+        if (end is not None and end.group(0) == "?") or _NOT_A_CLAIM.search(clause):
+            continue  # a question, a negated or hypothetical statement, a hand-over: no work said done
+        if match.group(0).lower().endswith("transferred") and _HANDED_OVER.match(text, match.end()):
+            continue
+        return match.group(0)
+    return None
+
+
+_CLAUSE_MARKS = ".!?;:,\n"
+_SENTENCE_END = re.compile(r"[.!?\n]")
+# Within a clause, just before the claim: a negation ("nothing has been changed", "no refund has been
+# issued") or a modal ("the order will have been cancelled").
+_NOT_A_CLAIM = re.compile(
+    r"(?:\b(?:no|not|nothing|none|never|neither|nor)\b|n't\b)(?:\s+[\w'-]+){0,4}\s*$"
+    r"|\b(?:will|would|should|could|might|must|may|can|to)\s+$",
+    re.IGNORECASE,
+)
+# "I have transferred you to a human agent": a hand-over, not the work done.
+_HANDED_OVER = re.compile(
+    r"\s+(?:you|your\s+(?:call|chat|case|conversation|request)|(?:you\s+)?to\s+an?\s)", re.IGNORECASE
+)
 _BARE_COMMAND = re.compile(rf"^{HOUSEHOLD_VERBS}\b")
 _COMMAND = re.compile(rf"^(?:{HOUSEHOLD_VERBS}|think)\b")
 

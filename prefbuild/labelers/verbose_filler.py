@@ -318,7 +318,8 @@ class VerboseFillerLabeler(Labeler):
             raw = step.raw_output
             own = step.thought
             thought = raw if own is None else own
-            to_person = with_person and not step.tool_calls
+            # A turn without calls that the protocol read as a message (a broken call is no message to anyone).
+            to_person = with_person and not step.tool_calls and step.format_ok and not step.facts.problems
             reasons, confidence, opening, normal = text_reasons(raw, thought, to_person)
             if check_goal and len(thought) >= len(goal) and goal in normal:
                 if goal_seen:

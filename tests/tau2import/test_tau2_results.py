@@ -175,6 +175,21 @@ def test_termination_reasons_map_to_stop_reasons(termination: str, skipped: bool
     assert (outcome.error is not None) is (stop is StopReason.error)
 
 
+def test_a_conversation_the_agent_stopped_is_the_agents_finish(trajectories: list[Trajectory]) -> None:
+    from prefbuild.labelers.premature_success import PrematureSuccessLabeler
+
+    last = {"role": "assistant", "content": "###STOP###"}
+    steps = tau2_importer._steps([(0, {"role": "user", "content": "Hi"}), (1, last)], 0, None, str)
+    outcome = tau2_importer.simulation_outcome(
+        {"termination_reason": "agent_stop", "reward_info": {"reward": 0.0}}, str, ("simulations", 0)
+    )
+    closed = tau2_importer._closed(steps, outcome, "agent_stop", {"reward": 0.0})
+    assert closed[-1].done and closed[-1].facts.final
+    record = trajectories[0].model_copy(update={"steps": closed, "outcome": outcome})
+    # the agent ended a failed conversation: premature_success's agent_finished rule, not the customer's ending
+    assert [label.step for label in PrematureSuccessLabeler().label(record)] == [0]
+
+
 def expected_modes(simulation: Any) -> set[tuple[int, str]]:
     """(step, failure mode) per failed tool result, by tau2's own error text."""
     view = agent_view(simulation)

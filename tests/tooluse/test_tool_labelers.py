@@ -258,8 +258,29 @@ def test_a_failed_conversation_its_user_ended_is_premature_only_where_the_agent_
     c = call({"code": "1"})
     for text, labelled in (("All set! I've moved your trip to the 14th.", True),
                            ("I'm sorry, I can't change a basic economy ticket under our policy.", False),
-                           ("Your reservation has been cancelled and the refund is on its way.", True)):
+                           ("Your reservation has been cancelled and the refund is on its way.", True),
+                           # the customer declined: the agent says so, it claims no work done
+                           ("Understood. Nothing has been changed on your reservation. Have a great day!", False),
+                           ("No refund has been issued, as the ticket is non-refundable.", False),
+                           ("Are you all set?", False),
+                           ("I have transferred you to a human agent. Please hold on.", False)):
         last = Step(index=1, observation="", raw_output=text, action=None, feedback="###STOP###", valid=True, done=True)
         record = trajectory([tool_step(0, [c], ["1"]), last], success=False, env="tau2")
         found = PrematureSuccessLabeler().label(record)
         assert bool(found) is labelled, text
+
+
+def test_a_broken_tool_call_is_no_message_to_the_person() -> None:
+    from prefbuild.envs.tau2.protocol import Tau2Protocol
+    from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
+
+    # A Hermes call the parser could not read: no tool_calls, but the turn was a call, not a message
+    # (tau2 never shows it to the customer; the model is told the turn was unreadable).
+    text = 'Great! <tool_call>{"name": "code_interpreter", "arguments": {"code": </tool_call>'
+    parsed = Tau2Protocol().parse(text)
+    assert parsed.problems and not parsed.format_ok
+    broken = Step(index=0, observation="", raw_output=text, thought=parsed.thought, action=parsed.action,
+                  format_ok=parsed.format_ok, feedback="Error: no tool call", valid=False,
+                  facts=StepFacts(problems=list(parsed.problems)))
+    record = trajectory([broken], success=False, env="tau2")
+    assert [label.step for label in VerboseFillerLabeler().label(record)] == [0]

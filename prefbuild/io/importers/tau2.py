@@ -543,8 +543,11 @@ def _closed(steps: list[Step], outcome: Outcome, termination: str, reward_info: 
         return steps
     last = steps[-1]
     ended = termination in ("user_stop", "agent_stop", "too_many_errors") or outcome.success
+    # The agent ended it (its ``###STOP###``): the step is final, as an agent's own finish is, so the
+    # labelers read it as the agent's end, not as one its customer chose.
     facts = last.facts.model_copy(update={"stop": termination or None, "won": outcome.success,
-                                          "progress": outcome.progress})
+                                          "progress": outcome.progress,
+                                          "final": last.facts.final or termination == "agent_stop"})
     verdict = {"termination": termination, "reward": outcome.reward, "success": outcome.success,
                "reward_info": reward_info}
     steps[-1] = last.model_copy(update={
