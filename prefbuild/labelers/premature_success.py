@@ -77,7 +77,11 @@ def work_done_claim(text: str) -> str | None:
         True
         >>> work_done_claim("I understand. Nothing has been changed on your reservation.") is None
         True
+        >>> work_done_claim("I've updated the address; however, I was unable to process the refund.") is None
+        True
     """
+    if _FAILURE_SAID.search(text):
+        return None  # "I updated the address, but I was unable to process the refund": no finished task claimed
     for match in _WORK_DONE.finditer(text):
         clause = text[: match.start()]
         clause = clause[max(clause.rfind(mark) for mark in _CLAUSE_MARKS) + 1 :]
@@ -91,6 +95,12 @@ def work_done_claim(text: str) -> str | None:
 
 
 _CLAUSE_MARKS = ".!?;:,\n"
+# A failure said anywhere in the message takes a claim back, as for DBBench's final turn.
+_FAILURE_SAID = re.compile(
+    r"\b(?:unable to|not able to|couldn't|could not|can't|cannot|can not|wasn't able|was not able|"
+    r"weren't able|failed to|won't be able|isn't possible|is not possible)\b",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # Within a clause, just before the claim: a negation ("nothing has been changed", "no refund has been
 # issued") or a modal ("the order will have been cancelled").

@@ -259,6 +259,7 @@ def test_a_failed_conversation_its_user_ended_is_premature_only_where_the_agent_
     for text, labelled in (("All set! I've moved your trip to the 14th.", True),
                            ("I'm sorry, I can't change a basic economy ticket under our policy.", False),
                            ("Your reservation has been cancelled and the refund is on its way.", True),
+                           ("I've updated the address; however, I was unable to process the refund.", False),
                            # the customer declined: the agent says so, it claims no work done
                            ("Understood. Nothing has been changed on your reservation. Have a great day!", False),
                            ("No refund has been issued, as the ticket is non-refundable.", False),
