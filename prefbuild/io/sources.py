@@ -92,14 +92,18 @@ def read_trajectories(
             raise LabelInputError(str(error)) from error
         return
     source = source_name(path)
+    first = True
     for number, ordinal, record in _decoded_records(path, array):
         where = f"{path}:{number}"
         if chosen == "prefbuild":
             yield _validated(record, where)
         elif chosen == "tau2":  # a results file written on one line: many trajectories
-            yield from _tau2(record, path, lambda _, where=where: where, model)
+            # ids as the indented file gets them; a later results record of the file is told apart by its line
+            named = source if first else f"{source}:{number}"
+            yield from _tau2(record, path, lambda _, where=where: where, model, named)
         else:
             yield _external(record, chosen, where, source, model, ordinal)
+        first = False
 
 
 def _is_json_document(path: Path) -> bool:
@@ -133,12 +137,15 @@ def _document(path: Path, chosen: str | None, model: str) -> Iterator[Trajectory
     yield from _tau2(record, path, lambda where: f"{path}:{line_of(text, where)}", model)
 
 
-def _tau2(record: Any, path: Path, locate: Callable[[JsonPath], str], model: str) -> Iterator[Trajectory]:
-    """The trajectories of one tau2 results file (``locate``: ``file:line`` of a JSON path)."""
+def _tau2(
+    record: Any, path: Path, locate: Callable[[JsonPath], str], model: str, source: str | None = None
+) -> Iterator[Trajectory]:
+    """The trajectories of one tau2 results file (``locate``: ``file:line`` of a JSON path; ``source``:
+    the prefix of their ids, the file's own name by default)."""
     if not isinstance(record, dict):
         raise LabelInputError(f"{locate(())}: expected a tau2 results object, got {type(record).__name__}")
     try:
-        yield from tau2_trajectories(record, source=source_name(path), model=model, locate=locate)
+        yield from tau2_trajectories(record, source=source or source_name(path), model=model, locate=locate)
     except ExternalLogError as error:
         raise LabelInputError(str(error)) from error
     except ValidationError as error:

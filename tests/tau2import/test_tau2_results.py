@@ -247,6 +247,12 @@ def test_a_results_file_on_one_line_reads_the_same(tmp_path: Path, trajectories:
     path.write_text(json.dumps(json.loads(FIXTURE.read_text())))
     again = list(read_trajectories(path))
     assert [t.model_dump(exclude={"id"}) for t in again] == [t.model_dump(exclude={"id"}) for t in trajectories]
+    # Two results on two lines: every trajectory keeps an id of its own.
+    two = tmp_path / "two.jsonl"
+    line = json.dumps(json.loads(FIXTURE.read_text()))
+    two.write_text(f"{line}\n{line}\n")
+    ids = [t.id for t in read_trajectories(two)]
+    assert len(ids) == 2 * len(trajectories) == len(set(ids))
 
 
 def test_label_and_pair_end_to_end(tmp_path: Path) -> None:
