@@ -224,3 +224,12 @@ def test_a_run_without_math_verify_stops_before_it_plays(tmp_path, monkeypatch) 
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "math-verify: pip install 'prefbuild[code]'" in result.output
     assert not any(path.stat().st_size for path in out.rglob("*.jsonl"))  # no episode was played
+
+
+def test_a_task_type_no_row_has_is_warned_about(tmp_path, caplog) -> None:
+    data = tmp_path / "math.jsonl"
+    data.write_text('{"problem": "1+1?", "answer": "2", "type": "easy"}\n{"problem": "2+2?", "answer": "4"}\n')
+    with caplog.at_level("WARNING"):
+        ids = [task.info.id for task in CodeEnv(data_file=data).tasks("test", 5, 0, ["easy", "eazy"])]
+    assert ids == ["math-1"]
+    assert "no problem of the task_types ['eazy']; the data has easy, math" in caplog.text

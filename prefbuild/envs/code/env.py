@@ -17,6 +17,7 @@ import contextlib
 import copy
 import itertools
 import json
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,6 +32,8 @@ from prefbuild.envs.code.sandbox import CodeSandbox, Isolation, SandboxLimits
 from prefbuild.records import FunctionCall, Message, StepFacts, TaskInfo, ToolCall
 from prefbuild.tooluse.actions import decode_action, encode_action
 from prefbuild.tooluse.dispatch import ToolBox, ToolOutput, joined_observation, run_calls
+
+logger = logging.getLogger(__name__)
 
 MAX_TURNS = 16
 
@@ -180,14 +183,22 @@ class CodeEnv(Env):
             return
         produced = 0  # a file's categories are free text: task_types filter by category or kind
         found: set[str] = set()
+        matched: set[str] = set()
         for problem in _gradable(_interleaved(self.data_files)):
             if produced >= n:
                 return
             if task_types and problem.category not in task_types and problem.kind not in task_types:
                 found.update((problem.category, problem.kind))
                 continue
+            matched.update((problem.category, problem.kind))
             yield EnvTask(info=task_info(problem, split, seed), payload=problem)
             produced += 1
+        unmatched = [name for name in task_types or () if name not in matched]
+        if produced and unmatched:  # every row read: a task type no row has (a typo?) says so
+            logger.warning(
+                "%s: no problem of the task_types %s; the data has %s",
+                ", ".join(map(str, self.data_files)), unmatched, ", ".join(sorted(found | matched)),
+            )
         if task_types and not produced and found:
             raise ValueError(
                 f"{', '.join(map(str, self.data_files))}: no problem of the task_types {list(task_types)}; "
