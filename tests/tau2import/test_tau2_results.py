@@ -325,10 +325,20 @@ def test_reading_needs_no_tau2() -> None:
     code = (
         "import sys; sys.modules['tau2'] = None\n"
         "from prefbuild.io.sources import read_trajectories\n"
-        f"print(len(list(read_trajectories({str(FIXTURE)!r}))))\n"
+        f"found = list(read_trajectories({str(FIXTURE)!r}))\n"
+        "print(len(found), {t.tools is None for t in found})\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
-    assert done.returncode == 0 and done.stdout.strip() == "4", done.stderr
+    assert done.returncode == 0 and done.stdout.strip() == "4 {True}", done.stderr
+    assert "cannot be taken from tau2" in done.stderr  # said once: exports will lack the tools
+
+
+def test_without_tool_definitions_the_installed_tau2_gives_the_domains_tools(trajectories: list[Trajectory]) -> None:
+    """``tau2 run`` saves no tool definitions; the tools tau2 offers the agent of the domain are taken instead."""
+    from prefbuild.envs.tau2.package import new_environment
+
+    offered = [tool.openai_schema for tool in new_environment("mock").get_tools()]
+    assert all(trajectory.tools == offered for trajectory in trajectories)
 
 
 def test_the_kept_agent_prompt_is_tau2s() -> None:

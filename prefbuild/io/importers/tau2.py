@@ -23,9 +23,13 @@ what tau2's agent sees is kept: the customer's own device calls (telecom, ``requ
 Success is tau2's pass (reward 1). Progress is the share of tau2's own checks that passed
 (``reward_info``: database, environment assertions, expected actions, communicated
 information, judged assertions). tau2 does not save the tool definitions (``tau2 run`` writes
-``tool_defs: null``); when a file has them they become ``Trajectory.tools``, else the tool
-labelers rely on tau2's error texts (``Tool 'x' not found.``, ``missing 1 required positional
-argument``). The importer reads the JSON only; tau2 need not be installed.
+``tool_defs: null``); when a file has them they become ``Trajectory.tools``; else, where tau2 is
+installed, the domain's agent tools as the installed tau2 hands them to the model (``tau2 run``
+offered the same list, unless another tau2 version played the run), so exports carry the tools
+the model was given and the tool labelers check arguments against their schemas. Without either,
+the trajectories carry no tools (warned once) and the tool labelers rely on tau2's error texts
+(``Tool 'x' not found.``, ``missing 1 required positional argument``). The importer reads the JSON
+itself; tau2 need not be installed.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from typing import Any
 
 from prefbuild.io.importers.convert import ExternalLogError
@@ -175,6 +180,8 @@ def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate
     domain = _get(environment, "domain_name", str, locate, ("info", "environment_info"))
     policy = _get(environment, "policy", str, locate, ("info", "environment_info"))
     tools = openai_tools(environment.get("tool_defs"), locate)
+    if tools is None:
+        tools = installed_domain_tools(domain)
     agent = _get(info, "agent_info", dict, locate, ("info",), required=False) or {}
     tasks = _tasks(_get(record, "tasks", list, locate, ()), locate)
     simulations = _get(record, "simulations", list, locate, ())
@@ -191,6 +198,29 @@ def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate
             simulation, tasks[task_id], f"{source}#{index}", domain=domain, prefix=prefix, tools=tools,
             teacher=teacher, locate=locate, path=path,
         )
+
+
+@cache
+def installed_domain_tools(domain: str) -> list[dict[str, Any]] | None:
+    """The agent's tools of ``domain`` as the installed tau2 hands them to the model (``Tool.openai_schema``
+    each), or None where tau2 is not installed or has no such domain (warned once per domain).
+
+    Example:
+        >>> [tool["function"]["name"] for tool in installed_domain_tools("mock")][:2]  # doctest: +SKIP
+        ['create_task', 'get_users']
+    """
+    from prefbuild.envs.tau2.package import Tau2Unavailable, new_environment
+    from prefbuild.envs.tau2.package import openai_tools as domain_tools
+
+    try:
+        return domain_tools(new_environment(domain))
+    except (Tau2Unavailable, ValueError) as error:
+        logger.warning(
+            "tau2 results of domain %r: the file holds no tool definitions and they cannot be taken from tau2 (%s); "
+            "the trajectories carry no tools, so exports lack them and unknown tools and bad arguments are read "
+            "from tau2's error texts", domain, error,
+        )
+        return None
 
 
 def _tasks(tasks: list[Any], locate: Locate) -> dict[str, dict[str, Any]]:
