@@ -122,9 +122,6 @@ class InvalidArgumentsLabeler(ToolLabeler):
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.invalid_action.value,)
     defaults: ClassVar[dict[str, Any]] = {"schema_confidence": 0.95, "error_confidence": 0.85}
 
-    def _schema_error(self, trajectory: Trajectory, fact: ToolCallFacts) -> str | None:
-        return schema_error(trajectory, fact)
-
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
         for step in trajectory.steps:
@@ -134,9 +131,9 @@ class InvalidArgumentsLabeler(ToolLabeler):
             for fact in step.facts.tools:
                 if _unknown(offered, fact):
                     continue
-                schema_error = self._schema_error(trajectory, fact)
-                if schema_error is not None:
-                    evidence = f"{fact.name}({short(str(fact.arguments), 60)}) breaks its schema: {schema_error}"
+                problem = schema_error(trajectory, fact)
+                if problem is not None:
+                    evidence = f"{fact.name}({short(str(fact.arguments), 60)}) breaks its schema: {problem}"
                     labels.append(self.make_label(step, self.config["schema_confidence"], evidence))
                     break
                 if not fact.ok and (fact.arguments is None or (fact.error and _ARGUMENTS.search(fact.error))):
