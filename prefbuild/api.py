@@ -159,11 +159,13 @@ def label(
     """Label trajectory files or external agent logs into ``output`` (labels are replaced).
 
     Args:
-        inputs: prefbuild trajectory files, AgentBench ``runs.jsonl`` or chat-message logs.
+        inputs: prefbuild trajectory files, AgentBench ``runs.jsonl``, chat-message logs (household,
+            DBBench or tool-calling agents) or tau2-bench results files.
         output: ``OUT.jsonl``, or a folder for one output file per input.
         recipe: a recipe file whose ``labelers`` section to use (default: each env's defaults).
         choices: ``labelers=loop,invalid_action`` or ``loop.k=4`` style settings.
-        fmt: ``auto``, ``prefbuild``, ``agentbench`` or ``messages``.
+        fmt: ``auto`` or one of ``io.sources.FORMATS`` (``prefbuild``, ``agentbench``, ``messages``,
+            ``tools``, ``tau2``).
         model: the model name recorded on trajectories imported from external logs.
 
     Returns:

@@ -66,7 +66,8 @@ def label(
     files: tuple[Path, ...], out: Path, recipe: Path | None, overrides: tuple[str, ...], fmt: str, model: str
 ) -> None:
     """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat logs: OpenAI messages or
-    ShareGPT conversations, JSONL or one JSON array; tau2-bench results files) into OUT.
+    ShareGPT conversations of household, DBBench or tool-calling agents, JSONL or one JSON array;
+    tau2-bench results files) into OUT.
 
     Re-labelling replaces earlier labels, so changing a threshold needs no new generation.
     Prints how many labels each failure mode got.
@@ -78,6 +79,7 @@ def label(
       prefbuild label agentbench_outputs/runs.jsonl -o labelled.jsonl --format agentbench --model my-4b
       prefbuild label alfworld_sft.json -o labelled.jsonl --model my-4b
       prefbuild label data/simulations/my_tau2_run.json -o labelled.jsonl
+      prefbuild label my_agent_chats.jsonl -o labelled.jsonl --model qwen3-4b
     """
     from prefbuild import api
 

@@ -1,10 +1,11 @@
 """Streaming input and output for labelling: one trajectory in memory at a time.
 
 Inputs are prefbuild trajectory files or external logs (AgentBench ``runs.jsonl``, chat
-``messages`` or ShareGPT ``conversations`` JSONL, tau2-bench results files), one record per
-line or, as dataset dumps ship them, one JSON array of records (read whole), or one indented
-JSON document (a tau2 results file, read whole: one trajectory per simulation); the format
-is detected from the first record unless given. Output
+``messages`` or ShareGPT ``conversations`` JSONL of household, DBBench or tool-calling agents,
+tau2-bench results files), one record per line or, as dataset dumps ship them, one JSON array of
+records (read whole), or one indented JSON document (a tau2 results file, read whole: one
+trajectory per simulation); the format is detected from the first record unless given (a chat
+log's record is read as a household, DBBench or tool log by its own turns). Output
 goes to a temporary file next to the target and is renamed into place only when every
 record was written, so an interrupted run never leaves a half-written file behind.
 """
@@ -30,11 +31,14 @@ from prefbuild.io.importers import (
     messages_trajectory,
     source_name,
 )
-from prefbuild.io.importers.tau2 import JsonPath, is_tau2_results, tau2_trajectories
+from prefbuild.io.importers.located import JsonPath, Locate
+from prefbuild.io.importers.tau2 import is_tau2_results, tau2_trajectories
+from prefbuild.io.importers.tool_chat import tool_chat_trajectory
 from prefbuild.io.jsonl import JsonlWriter, RecordError, atomic_path, decode_json_line, iter_lines, read_records
 from prefbuild.records import Trajectory
 
-FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tau2")
+# ``tools`` reads every record of a chat log as a tool-calling log (``auto`` and ``messages`` tell per record).
+FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tools", "tau2")
 
 
 class LabelInputError(PrefbuildError, ValueError):
@@ -53,7 +57,7 @@ def detect_format(record: Any) -> str:
         return "tau2"
     raise ValueError(
         "not a prefbuild trajectory ('steps', 'outcome'), an AgentBench runs.jsonl record ('output.history'), "
-        "a chat log ('messages') or a tau2-bench results file ('info', 'tasks', 'simulations')"
+        "a chat log ('messages' or 'conversations') or a tau2-bench results file ('info', 'tasks', 'simulations')"
     )
 
 
@@ -93,7 +97,7 @@ def read_trajectories(
         return
     source = source_name(path)
     first = True
-    for number, ordinal, record in _decoded_records(path, array):
+    for number, ordinal, record, locate in _decoded_records(path, array):
         where = f"{path}:{number}"
         if chosen == "prefbuild":
             yield _validated(record, where)
@@ -102,7 +106,7 @@ def read_trajectories(
             named = source if first else f"{source}:{number}"
             yield from _tau2(record, path, lambda _, where=where: where, model, named)
         else:
-            yield _external(record, chosen, where, source, model, ordinal)
+            yield _external(record, chosen, locate, source, model, ordinal)
         first = False
 
 
@@ -131,7 +135,7 @@ def _document(path: Path, chosen: str | None, model: str) -> Iterator[Trajectory
             raise LabelInputError(f"{path}:1: {error}") from error
     if chosen != "tau2":
         yield _validated(record, f"{path}:1") if chosen == "prefbuild" else _external(
-            record, chosen, f"{path}:1", source_name(path), model, 0
+            record, chosen, lambda where: f"{path}:{line_of(text, where)}", source_name(path), model, 0
         )
         return
     yield from _tau2(record, path, lambda where: f"{path}:{line_of(text, where)}", model)
@@ -195,7 +199,7 @@ def _member(text: str, position: int, part: str | int, decoder: json.JSONDecoder
 
 
 def _detect(path: Path, array: bool) -> str:
-    for number, _, record in _decoded_records(path, array):
+    for number, _, record, _ in _decoded_records(path, array):
         try:
             return detect_format(record)
         except ValueError as error:
@@ -210,16 +214,17 @@ def _is_json_array(path: Path) -> bool:
     return head.startswith(b"[")
 
 
-def _decoded_records(path: Path, array: bool) -> Iterator[tuple[int, int, Any]]:
-    """``(line, ordinal, decoded JSON value)`` of every record: per line of a JSONL file (the
-    ordinal is the line number), or per element of an array (its index)."""
+def _decoded_records(path: Path, array: bool) -> Iterator[tuple[int, int, Any, Locate]]:
+    """``(line, ordinal, decoded JSON value, locate)`` of every record: per line of a JSONL file (the
+    ordinal is the line number), or per element of an array (its index); ``locate`` gives the
+    ``file:line`` of a JSON path within the record (the record's own line in a JSONL file)."""
     if array:
         yield from _array_elements(path)
         return
     try:
         for number, line, _ in iter_lines(path):
             try:
-                yield number, number, decode_json_line(line)
+                yield number, number, decode_json_line(line), lambda _, where=f"{path}:{number}": where
             except json.JSONDecodeError as error:
                 raise LabelInputError(f"{path}:{number}: invalid JSON ({error.msg} at column {error.colno})") from error
     except RecordError as error:
@@ -229,8 +234,9 @@ def _decoded_records(path: Path, array: bool) -> Iterator[tuple[int, int, Any]]:
 _BLANK = re.compile(r"[ \t\n\r]*")
 
 
-def _array_elements(path: Path) -> Iterator[tuple[int, int, Any]]:
-    """The elements of a file holding one JSON array, each with the line it starts on and its index (read whole)."""
+def _array_elements(path: Path) -> Iterator[tuple[int, int, Any, Locate]]:
+    """The elements of a file holding one JSON array, each with the line it starts on, its index and
+    the ``file:line`` of a JSON path within it (read whole)."""
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -249,7 +255,7 @@ def _array_elements(path: Path) -> Iterator[tuple[int, int, Any]]:
             raise _element_error(path, text, position) from None
         line += text.count("\n", counted, position)
         counted = position
-        yield line, index, value
+        yield line, index, value, _element_locate(path, text[position:end], line)
         index += 1
         position = _BLANK.match(text, end).end()
         if position >= len(text):
@@ -265,6 +271,11 @@ def _array_elements(path: Path) -> Iterator[tuple[int, int, Any]]:
     if _BLANK.match(text, position + 1).end() != len(text):
         number = text.count("\n", 0, position) + 1
         raise LabelInputError(f"{path}:{number}: invalid JSON (text after the array's closing ']')")
+
+
+def _element_locate(path: Path, element: str, line: int) -> Locate:
+    """``file:line`` of a JSON path within an array element (its text) that starts on ``line``."""
+    return lambda where: f"{path}:{line - 1 + line_of(element, where)}"
 
 
 def _element_error(path: Path, text: str, position: int) -> LabelInputError:
@@ -288,13 +299,16 @@ def _validated(record: Any, where: str) -> Trajectory:
         raise LabelInputError(f"{where} {field}: {message}") from error
 
 
-def _external(record: Any, fmt: str, where: str, source: str, model: str, ordinal: int) -> Trajectory:
+def _external(record: Any, fmt: str, locate: Locate, source: str, model: str, ordinal: int) -> Trajectory:
+    where = locate(())
     if not isinstance(record, dict):
         raise LabelInputError(f"{where}: expected a JSON object, got {type(record).__name__}")
     try:
         if fmt == "agentbench":
             return agentbench_trajectory(record, source=source, model=model, where=where)
-        return messages_trajectory(record, default_id=f"{source}#{ordinal}", model=model, where=where)
+        if fmt == "tools":
+            return tool_chat_trajectory(record, default_id=f"{source}#{ordinal}", model=model, locate=locate)
+        return messages_trajectory(record, default_id=f"{source}#{ordinal}", model=model, where=where, locate=locate)
     except ExternalLogError as error:
         raise LabelInputError(str(error)) from error
     except ValidationError as error:

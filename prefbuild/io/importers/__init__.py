@@ -1,10 +1,11 @@
-"""External agent logs that prefbuild can label: AgentBench ``runs.jsonl``, chat message lists and
-tau2-bench results files."""
+"""External agent logs that prefbuild can label: AgentBench ``runs.jsonl``, chat message lists
+(household, DBBench and tool-calling agents) and tau2-bench results files."""
 
 from prefbuild.io.importers.agentbench import agentbench_trajectory, is_agentbench_record, source_name
 from prefbuild.io.importers.convert import ExternalLogError
 from prefbuild.io.importers.messages import is_messages_record, messages_trajectory
 from prefbuild.io.importers.tau2 import is_tau2_results, tau2_trajectories
+from prefbuild.io.importers.tool_chat import tool_chat_trajectory, tool_log_evidence
 
 __all__ = [
     "ExternalLogError",
@@ -15,4 +16,6 @@ __all__ = [
     "messages_trajectory",
     "source_name",
     "tau2_trajectories",
+    "tool_chat_trajectory",
+    "tool_log_evidence",
 ]

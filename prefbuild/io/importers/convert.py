@@ -102,3 +102,19 @@ def finish(steps: list[Step], outcome: Outcome) -> list[Step]:
     if outcome.success and steps:
         steps[-1] = steps[-1].model_copy(update={"done": True, "reward": 1.0})
     return steps
+
+
+def recorded_success(record: dict[str, Any]) -> bool | None:
+    """``success`` / ``won`` (bool) or ``reward`` >= 1 of a chat-log record; None when it records none.
+
+    Example:
+        >>> recorded_success({"reward": 1.0}), recorded_success({"won": False}), recorded_success({})
+        (True, False, None)
+    """
+    success: bool | None = None
+    for key in ("success", "won"):
+        if isinstance(record.get(key), bool):
+            success = record[key]
+    if success is None and isinstance(record.get("reward"), int | float) and not isinstance(record["reward"], bool):
+        success = record["reward"] >= 1
+    return success

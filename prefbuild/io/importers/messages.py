@@ -11,6 +11,7 @@ read as the AgentBench importer reads a DBBench ``runs.jsonl`` history.
 
 Optional top-level fields: ``id``, ``success`` / ``won`` (bool) or ``reward`` (number),
 ``model``. Without an outcome the trajectory is marked ``task.meta['outcome_known'] = False``.
+A chat log of a tool-calling agent (tools, tool calls, tool results) is read by ``tool_chat``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,17 @@ import re
 from typing import Any
 
 from prefbuild.io.importers.agentbench import KIND_TO_TYPE, dbbench_trajectory, is_dbbench_opening
-from prefbuild.io.importers.convert import ExternalLogError, bare_observation, finish, household_step, messages_of
+from prefbuild.io.importers.convert import (
+    ExternalLogError,
+    bare_observation,
+    finish,
+    household_step,
+    messages_of,
+    recorded_success,
+)
+from prefbuild.io.importers.located import Locate
 from prefbuild.io.importers.parsing import parse_turn, step_fields
+from prefbuild.io.importers.tool_chat import tool_chat_trajectory, tool_log_evidence
 from prefbuild.labelers.household_text import parse_goal
 from prefbuild.labelers.text import is_completion_claim
 from prefbuild.records import (
@@ -46,11 +56,9 @@ CHAT_KEYS = ("messages", "conversations")
 
 
 def is_messages_record(record: Any) -> bool:
-    return (
-        isinstance(record, dict)
-        and "steps" not in record
-        and any(isinstance(record.get(key), list) for key in CHAT_KEYS)
-    )
+    """A chat log's record: ``messages`` or ``conversations`` (whatever they hold: the importer says
+    what is wrong with them), and no prefbuild ``steps``."""
+    return isinstance(record, dict) and "steps" not in record and any(key in record for key in CHAT_KEYS)
 
 
 _REACT_LINE = re.compile(
@@ -85,6 +93,16 @@ def detect_protocol(turns: list[Message]) -> str:
     return "eto" if eto > upper else "agentbench"
 
 
+def _household_or_dbbench(history: list[Any]) -> bool:
+    """Does a chat log state a household task ("Your task is to:") or open with the DBBench instruction?"""
+    texts = [
+        turn.get("content", turn.get("value")) if isinstance(turn, dict) else None for turn in history
+    ]
+    if texts and isinstance(texts[0], str) and is_dbbench_opening(texts[0]):
+        return True
+    return any(isinstance(text, str) and "Your task is to:" in text for text in texts)
+
+
 def _warn_if_unparsed(steps: list[Step], protocol: str, where: str) -> None:
     """Most turns without an action (ReAct thoughts aside) means the log was read in the wrong protocol."""
     empty = sum(1 for step in steps if step.action is None and not (protocol == "react" and step.thought))
@@ -105,24 +123,13 @@ def _feedback(text: str) -> str:
     return text
 
 
-def _recorded_success(record: dict[str, Any]) -> bool | None:
-    """``success`` / ``won`` (bool) or ``reward`` >= 1 of a chat-log record; None when it records none."""
-    success: bool | None = None
-    for key in ("success", "won"):
-        if isinstance(record.get(key), bool):
-            success = record[key]
-    if success is None and isinstance(record.get("reward"), int | float) and not isinstance(record["reward"], bool):
-        success = record["reward"] >= 1
-    return success
-
-
 def _dbbench(record: dict[str, Any], turns: list[Message], *, default_id: str, model: str, where: str) -> Trajectory:
     """A DBBench conversation kept as a chat log (the instruction first)."""
     trajectory = dbbench_trajectory(
         turns, {}, "completed", str(record.get("id") or default_id), str(record.get("model") or model), where
     )
     meta = {**trajectory.task.meta, "source": "messages"}
-    success = _recorded_success(record)
+    success = recorded_success(record)
     if success is None:
         return trajectory.model_copy(update={"task": trajectory.task.model_copy(update={"meta": meta})})
     meta["outcome_known"] = True
@@ -136,7 +143,7 @@ def _dbbench(record: dict[str, Any], turns: list[Message], *, default_id: str, m
 
 
 def _outcome(record: dict[str, Any], last: Step | None) -> tuple[Outcome, bool]:
-    success = _recorded_success(record)
+    success = recorded_success(record)
     if success:
         return Outcome(success=True, reward=1.0, stop_reason=StopReason.success), True
     claimed = last is not None and is_completion_claim(last.action)
@@ -144,12 +151,24 @@ def _outcome(record: dict[str, Any], last: Step | None) -> tuple[Outcome, bool]:
     return Outcome(success=False, stop_reason=reason), success is not None
 
 
-def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, where: str) -> Trajectory:
-    """One ``{"messages": [...]}`` (or ShareGPT ``{"conversations": [...]}``) record as a household
-    or DBBench Trajectory; ``ExternalLogError`` on bad input."""
+def messages_trajectory(
+    record: dict[str, Any], *, default_id: str, model: str, where: str, locate: Locate | None = None
+) -> Trajectory:
+    """One ``{"messages": [...]}`` (or ShareGPT ``{"conversations": [...]}``) record as a household,
+    DBBench or tool Trajectory; ``ExternalLogError`` on bad input.
+
+    A record with tools, structured tool calls or ``function_call`` turns is a tool-calling log
+    (``tool_chat``); one with only Hermes tool text or tool results is one unless it states a
+    household task or opens with the DBBench instruction (a household model may write a
+    ``<tool_call>`` by mistake). ``locate`` gives ``file:line`` of a JSON path in the record
+    (default: ``where``).
+    """
     key = next((key for key in CHAT_KEYS if key in record), None)
     if key is None:
         raise ExternalLogError(f"{where}: no 'messages' (or ShareGPT 'conversations') list of chat turns")
+    evidence = tool_log_evidence(record)
+    if evidence == "strong" or (evidence == "weak" and not _household_or_dbbench(record[key])):
+        return tool_chat_trajectory(record, default_id=default_id, model=model, locate=locate or (lambda _: where))
     turns = messages_of(record[key], f"{where}: {key}")
     start = next(
         (
@@ -164,7 +183,8 @@ def messages_trajectory(record: dict[str, Any], *, default_id: str, model: str, 
             return _dbbench(record, turns, default_id=default_id, model=model, where=where)
         raise ExternalLogError(
             f"{where}: {key} has no user turn with 'Your task is to:' and does not open with the DBBench "
-            "instruction (neither a household nor a DBBench run)"
+            "instruction (neither a household nor a DBBench run), and no tools, tool calls or tool results "
+            "(not a tool-calling log)"
         )
     protocol = detect_protocol(turns[start:])
     steps: list[Step] = []

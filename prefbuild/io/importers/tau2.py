@@ -29,7 +29,8 @@ offered the same list, unless another tau2 version played the run), so exports c
 the model was given and the tool labelers check arguments against their schemas. Without either,
 the trajectories carry no tools (warned once) and the tool labelers rely on tau2's error texts
 (``Tool 'x' not found.``, ``missing 1 required positional argument``). The importer reads the JSON
-itself; tau2 need not be installed.
+itself; tau2 need not be installed. The steps are built by ``tool_steps``, as those of chat logs of
+tool-calling agents (``tool_chat``) are.
 """
 
 from __future__ import annotations
@@ -37,28 +38,24 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from prefbuild.io.importers.convert import ExternalLogError
+from prefbuild.io.importers.located import JsonPath, Locate, fail, get_field
 from prefbuild.io.importers.parsing import protocol
+from prefbuild.io.importers.tool_steps import ChatTurn, Offered, RawCall, conversation_steps, message_of, usage_of
 from prefbuild.records import (
     EXTERNAL_SPLIT,
     EnvInfo,
-    FunctionCall,
     Message,
     Outcome,
     Role,
     Step,
-    StepFacts,
     StopReason,
     TaskInfo,
     TeacherInfo,
-    ToolCall,
-    ToolCallFacts,
     Trajectory,
-    Usage,
     UsageTotals,
 )
 
@@ -96,10 +93,6 @@ _STOP = {
     "user_error": StopReason.error,
 }
 
-# A JSON path in the results file, e.g. ("simulations", 2, "messages", 5, "role").
-JsonPath = tuple[str | int, ...]
-Locate = Callable[[JsonPath], str]
-
 
 def is_tau2_results(record: Any) -> bool:
     """Is ``record`` (a decoded JSON value) a tau2 results file: ``simulations``, or ``info`` with
@@ -115,42 +108,6 @@ def is_tau2_results(record: Any) -> bool:
         return False
     info = record.get("info")
     return "simulations" in record or (isinstance(info, dict) and "environment_info" in info)
-
-
-def field_name(path: JsonPath) -> str:
-    """``simulations[2].messages[5].role`` for a JSON path.
-
-    Example:
-        >>> field_name(("simulations", 2, "messages", 5, "role"))
-        'simulations[2].messages[5].role'
-    """
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
-
-
-def _fail(locate: Locate, path: JsonPath, message: str) -> ExternalLogError:
-    return ExternalLogError(f"{locate(path)} {field_name(path)}: {message}")
-
-
-def _get(value: dict[str, Any], key: str, kind: type | tuple[type, ...], locate: Locate, path: JsonPath,
-         *, required: bool = True) -> Any:
-    """``value[key]`` checked to be of ``kind`` (None when optional and absent or null)."""
-    item = value.get(key)
-    if item is None:
-        if required:
-            raise _fail(locate, (*path, key), "missing")
-        return None
-    if not isinstance(item, kind) or (isinstance(item, bool) and kind in (int, float, (int, float))):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise _fail(locate, (*path, key), f"expected {_article(names)}, got {type(item).__name__}")
-    return item
-
-
-def _article(names: str) -> str:
-    return {"dict": "an object", "list": "a list", "str": "a string", "int": "an integer",
-            "float": "a number", "int or float": "a number", "bool": "true or false"}.get(names, names)
 
 
 def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate: Locate) -> Iterator[Trajectory]:
@@ -175,25 +132,25 @@ def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate
         ...                                                   locate=lambda path: "results.json:1")]  # doctest: +SKIP
         [True, False]
     """
-    info = _get(record, "info", dict, locate, ())
-    environment = _get(info, "environment_info", dict, locate, ("info",))
-    domain = _get(environment, "domain_name", str, locate, ("info", "environment_info"))
-    policy = _get(environment, "policy", str, locate, ("info", "environment_info"))
+    info = get_field(record, "info", dict, locate, ())
+    environment = get_field(info, "environment_info", dict, locate, ("info",))
+    domain = get_field(environment, "domain_name", str, locate, ("info", "environment_info"))
+    policy = get_field(environment, "policy", str, locate, ("info", "environment_info"))
     tools = openai_tools(environment.get("tool_defs"), locate)
     if tools is None:
         tools = installed_domain_tools(domain)
-    agent = _get(info, "agent_info", dict, locate, ("info",), required=False) or {}
-    tasks = _tasks(_get(record, "tasks", list, locate, ()), locate)
-    simulations = _get(record, "simulations", list, locate, ())
+    agent = get_field(info, "agent_info", dict, locate, ("info",), required=False) or {}
+    tasks = _tasks(get_field(record, "tasks", list, locate, ()), locate)
+    simulations = get_field(record, "simulations", list, locate, ())
     prefix = _system_prefix(agent, policy)
     teacher = _teacher(agent, model)
     for index, simulation in enumerate(simulations):
         path: JsonPath = ("simulations", index)
         if not isinstance(simulation, dict):
-            raise _fail(locate, path, f"expected an object, got {type(simulation).__name__}")
-        task_id = str(_get(simulation, "task_id", (str, int), locate, path))
+            raise fail(locate, path, f"expected an object, got {type(simulation).__name__}")
+        task_id = str(get_field(simulation, "task_id", (str, int), locate, path))
         if task_id not in tasks:
-            raise _fail(locate, (*path, "task_id"), f"task {task_id!r} is not in the file's 'tasks'")
+            raise fail(locate, (*path, "task_id"), f"task {task_id!r} is not in the file's 'tasks'")
         yield simulation_trajectory(
             simulation, tasks[task_id], f"{source}#{index}", domain=domain, prefix=prefix, tools=tools,
             teacher=teacher, locate=locate, path=path,
@@ -228,8 +185,8 @@ def _tasks(tasks: list[Any], locate: Locate) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for position, task in enumerate(tasks):
         if not isinstance(task, dict):
-            raise _fail(locate, ("tasks", position), f"expected an object, got {type(task).__name__}")
-        found[str(_get(task, "id", (str, int), locate, ("tasks", position)))] = task
+            raise fail(locate, ("tasks", position), f"expected an object, got {type(task).__name__}")
+        found[str(get_field(task, "id", (str, int), locate, ("tasks", position)))] = task
     return found
 
 
@@ -249,11 +206,11 @@ def openai_tools(tool_defs: Any, locate: Locate) -> list[dict[str, Any]] | None:
         return None
     path: JsonPath = ("info", "environment_info", "tool_defs")
     if not isinstance(tool_defs, dict):
-        raise _fail(locate, path, f"expected an object of tool signatures, got {type(tool_defs).__name__}")
+        raise fail(locate, path, f"expected an object of tool signatures, got {type(tool_defs).__name__}")
     tools = []
     for name, signature in tool_defs.items():
         if not isinstance(signature, dict):
-            raise _fail(locate, (*path, name), f"expected a tool signature object, got {type(signature).__name__}")
+            raise fail(locate, (*path, name), f"expected a tool signature object, got {type(signature).__name__}")
         parameters = signature.get("params")
         if not isinstance(parameters, dict):
             parameters = {"type": "object", "properties": {}}
@@ -335,7 +292,7 @@ def simulation_trajectory(
     path: JsonPath,
 ) -> Trajectory:
     """One ``SimulationRun`` as a Trajectory (see the module doc for the layout)."""
-    messages = _get(simulation, "messages", list, locate, path)
+    messages = get_field(simulation, "messages", list, locate, path)
     visible = _agent_view(messages, locate, (*path, "messages"))
     opening = _opening_length(task, messages)
     cut = _prefix_end(visible, opening)
@@ -346,7 +303,7 @@ def simulation_trajectory(
     usage = UsageTotals()
     for _, message in visible[cut:]:
         if message["role"] == "assistant":
-            usage.add(_usage(message))
+            usage.add(usage_of(message.get("usage")))
     return Trajectory(
         id=trajectory_id,
         task=task_info(task, domain, simulation),
@@ -373,11 +330,11 @@ def _agent_view(messages: list[Any], locate: Locate, path: JsonPath) -> list[tup
     for position, message in enumerate(messages):
         where = (*path, position)
         if not isinstance(message, dict):
-            raise _fail(locate, where, f"expected a message object, got {type(message).__name__}")
+            raise fail(locate, where, f"expected a message object, got {type(message).__name__}")
         role = message.get("role")
         if role not in ROLES:
             known = ", ".join(ROLES)
-            raise _fail(locate, (*where, "role"), f"unknown role {role!r} (a tau2 simulation has {known} messages)")
+            raise fail(locate, (*where, "role"), f"unknown role {role!r} (a tau2 simulation has {known} messages)")
         _check_message(message, locate, where)
         if role == "user" and message.get("tool_calls"):
             continue  # the customer's device calls (telecom): never shown to the agent
@@ -389,19 +346,19 @@ def _agent_view(messages: list[Any], locate: Locate, path: JsonPath) -> list[tup
 
 def _check_message(message: dict[str, Any], locate: Locate, where: JsonPath) -> None:
     """The fields the importer reads have tau2's types."""
-    _get(message, "content", str, locate, where, required=False)
+    get_field(message, "content", str, locate, where, required=False)
     if message["role"] == "tool":
-        _get(message, "error", bool, locate, where, required=False)
+        get_field(message, "error", bool, locate, where, required=False)
         return
-    calls = _get(message, "tool_calls", list, locate, where, required=False) or []
+    calls = get_field(message, "tool_calls", list, locate, where, required=False) or []
     for position, call in enumerate(calls):
         call_path = (*where, "tool_calls", position)
         if not isinstance(call, dict):
-            raise _fail(locate, call_path, f"expected a tool call object, got {type(call).__name__}")
-        name = _get(call, "name", str, locate, call_path)
+            raise fail(locate, call_path, f"expected a tool call object, got {type(call).__name__}")
+        name = get_field(call, "name", str, locate, call_path)
         if not name:
-            raise _fail(locate, (*call_path, "name"), "empty tool name")
-        _get(call, "arguments", dict, locate, call_path)
+            raise fail(locate, (*call_path, "name"), "empty tool name")
+        get_field(call, "arguments", dict, locate, call_path)
 
 
 def _opening_length(task: dict[str, Any], messages: list[Any]) -> int:
@@ -428,142 +385,40 @@ def _prefix_end(visible: list[tuple[int, dict[str, Any]]], opening: int) -> int:
     return cut
 
 
-def _message(message: dict[str, Any]) -> Message:
-    """A tau2 message as a prefbuild Message (as prefbuild's tau2 env converts them)."""
+def _turn(message: dict[str, Any]) -> ChatTurn:
+    """A tau2 message as a conversation turn: the calls' ids kept (an empty id gets ``call_<n>``), a
+    tool result's ``error`` flag and first line, tau2's ``Tool 'x' not found.`` as a tool not offered."""
     content = message.get("content") or ""
     if message["role"] == "tool":
-        return Message(role=Role.tool, content=content, tool_call_id=str(message.get("id") or ""))
-    return Message(role=Role(message["role"]), content=content, tool_calls=_record_calls(message) or None)
-
-
-def _record_calls(message: dict[str, Any]) -> list[ToolCall]:
-    """A message's calls as OpenAI-style tool calls (ids kept; an empty id gets ``call_<n>``)."""
-    return [
-        ToolCall(
-            id=str(call.get("id") or f"call_{position}"),
-            function=FunctionCall(name=call["name"], arguments=json.dumps(call["arguments"], ensure_ascii=False)),
+        failed = bool(message.get("error"))
+        return ChatTurn(
+            role="tool", content=content, call_id=str(message.get("id") or "") or None, failed=failed,
+            error=content.split("\n", 1)[0] if failed else None,
+            not_offered=failed and _NOT_FOUND.match(content.strip()) is not None,
         )
+    calls = tuple(
+        RawCall(id=str(call.get("id") or f"call_{position}"), name=call["name"], arguments=call["arguments"],
+                encoded=json.dumps(call["arguments"], ensure_ascii=False))
         for position, call in enumerate(message.get("tool_calls") or [])
-    ]
+    )
+    raw = message.get("raw_data") if isinstance(message.get("raw_data"), dict) else {}
+    finish_reason = raw.get("finish_reason")
+    return ChatTurn(role=message["role"], content=content, calls=calls, usage=usage_of(message.get("usage")),
+                    finish_reason=finish_reason if isinstance(finish_reason, str) else None)
+
+
+def _message(message: dict[str, Any]) -> Message:
+    """A tau2 message as a prefbuild Message (as prefbuild's tau2 env converts them)."""
+    return message_of(_turn(message))
 
 
 def _steps(
     visible: list[tuple[int, dict[str, Any]]], cut: int, tools: list[dict[str, Any]] | None, locate: Locate
 ) -> list[Step]:
     """One step per assistant message after the prefix; the messages before it are its observation."""
-    parser = protocol("tau2", "hermes")
-    names = {tool["function"]["name"] for tool in tools} if tools else None
-    steps: list[Step] = []
-    pending: list[dict[str, Any]] = []
-    rest = [message for _, message in visible[cut:]]
-    for position, message in enumerate(rest):
-        if message["role"] != "assistant":
-            pending.append(message)
-            continue
-        following = []
-        for later in rest[position + 1 :]:
-            if later["role"] == "assistant":
-                break
-            following.append(later)
-        steps.append(_step(len(steps), pending, message, following, parser, names))
-        pending = []
-    return steps
-
-
-def _observation(turns: list[dict[str, Any]]) -> tuple[str, str, list[Message] | None]:
-    """``(observation, observation_role, observation_messages)`` of the turns before a step, as
-    prefbuild's tau2 env records them: one customer turn is the plain observation; tool results
-    are one ``tool`` message each (the observation is their texts)."""
-    if not turns:
-        return "", "user", None
-    if len(turns) == 1 and turns[0]["role"] == "user":
-        return turns[0].get("content") or "", "user", None
-    messages = [_message(turn) for turn in turns]
-    role = "tool" if turns[0]["role"] == "tool" else "user"
-    return "\n\n".join(message.content for message in messages), role, messages
-
-
-def _step(
-    index: int,
-    before: list[dict[str, Any]],
-    message: dict[str, Any],
-    after: list[dict[str, Any]],
-    parser: Any,
-    names: set[str] | None,
-) -> Step:
-    text = message.get("content") or ""
-    calls = _record_calls(message)
-    parsed = parser.parse_completion(text, calls) if calls else parser.parse(text)
-    observation, role, observation_messages = _observation(before)
-    facts = _call_facts(message.get("tool_calls") or [], calls, after, names)
-    if calls:
-        valid: bool | None = all(fact.ok for fact in facts) if facts else None
-    else:
-        valid = parsed.action is not None
-    raw = message.get("raw_data") if isinstance(message.get("raw_data"), dict) else {}
-    finish_reason = raw.get("finish_reason")
-    return Step(
-        index=index,
-        observation=observation,
-        observation_role=role,
-        observation_messages=observation_messages,
-        raw_output=text,
-        tool_calls=calls or None,
-        native_tool_calls=bool(calls),
-        thought=parsed.thought,
-        action=parsed.action,
-        format_ok=parsed.format_ok,
-        normalized=list(parsed.normalized),
-        valid=valid,
-        feedback="\n\n".join(turn.get("content") or "" for turn in after),
-        usage=_usage(message),
-        facts=StepFacts(
-            problems=list(parsed.problems),
-            tools=facts,
-            finish_reason=str(finish_reason) if isinstance(finish_reason, str) else None,
-        ),
-    )
-
-
-def _call_facts(
-    raw_calls: list[dict[str, Any]], calls: list[ToolCall], after: list[dict[str, Any]], names: set[str] | None
-) -> list[ToolCallFacts]:
-    """How each call went, from the tool message that answered it (by id; by position where
-    tau2 wrote no ids). A call without a result (the run ended first) gets no facts."""
-    results = [turn for turn in after if turn["role"] == "tool"]
-    by_id = {str(turn.get("id")): turn for turn in results if turn.get("id")}
-    facts = []
-    for position, (raw, call) in enumerate(zip(raw_calls, calls, strict=True)):
-        result = by_id.get(str(raw.get("id"))) if raw.get("id") else None
-        if result is None and position < len(results) and not results[position].get("id"):
-            result = results[position]
-        if result is None:
-            continue
-        failed = bool(result.get("error"))
-        text = result.get("content") or ""
-        missing = _NOT_FOUND.match(text.strip()) is not None if failed else False
-        offered = False if missing else (call.function.name in names if names is not None else None)
-        facts.append(
-            ToolCallFacts(
-                call_id=call.id,
-                name=call.function.name,
-                arguments=raw["arguments"],
-                ok=not failed,
-                error=text.split("\n", 1)[0] if failed else None,
-                offered=offered,
-            )
-        )
-    return facts
-
-
-def _usage(message: dict[str, Any]) -> Usage | None:
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    counts = {key: usage.get(key) for key in ("prompt_tokens", "completion_tokens")}
-    if not all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in counts.values()):
-        return None
-    return Usage(**counts)
+    names = frozenset(tool["function"]["name"] for tool in tools) if tools else None
+    turns = [_turn(message) for _, message in visible[cut:]]
+    return conversation_steps(turns, protocol("tau2", "hermes"), Offered(names=names), text_calls=False)
 
 
 def _closed(steps: list[Step], outcome: Outcome, termination: str, reward_info: Any) -> list[Step]:
@@ -595,15 +450,15 @@ def simulation_outcome(simulation: dict[str, Any], locate: Locate, path: JsonPat
         >>> simulation_outcome({"termination_reason": "max_steps", "reward_info": {"reward": 0.0}}, str, ()).stop_reason
         <StopReason.max_steps: 'max_steps'>
     """
-    termination = _get(simulation, "termination_reason", str, locate, path)
+    termination = get_field(simulation, "termination_reason", str, locate, path)
     if termination not in _STOP:
         known = ", ".join(_STOP)
         message = f"unknown termination reason {termination!r}; tau2 writes {known}"
-        raise _fail(locate, (*path, "termination_reason"), message)
-    reward_info = _get(simulation, "reward_info", dict, locate, path, required=False)
+        raise fail(locate, (*path, "termination_reason"), message)
+    reward_info = get_field(simulation, "reward_info", dict, locate, path, required=False)
     reward = 0.0
     if reward_info is not None:
-        reward = float(_get(reward_info, "reward", (int, float), locate, (*path, "reward_info")))
+        reward = float(get_field(reward_info, "reward", (int, float), locate, (*path, "reward_info")))
     if simulation.get("skipped"):
         error = "tau2 skipped this simulation after an error (skip_failed_samples)"
         return Outcome(success=False, reward=0.0, stop_reason=StopReason.error, error=error)

@@ -1,0 +1,119 @@
+"""A tool chat log that is not of its format's form is refused with one located line,
+``error: file:line field: message``, a non-zero exit, no traceback and no output file."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from prefbuild.cli import main
+from tests.chatimport.test_fixtures import OPENAI, SHAREGPT
+
+
+def openai_record() -> dict[str, Any]:
+    """``oa-clean``: system, user, assistant with one call, its result, the answer."""
+    return json.loads(OPENAI.read_text(encoding="utf-8").splitlines()[0])
+
+
+def sharegpt_record() -> dict[str, Any]:
+    return json.loads(SHAREGPT.read_text(encoding="utf-8"))[0]
+
+
+def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(record: dict[str, Any]) -> None:
+        target = record
+        for part in path[:-1]:
+            target = target[part]
+        if value is _DELETE:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+
+    return change
+
+
+_DELETE = object()
+CALL = ("messages", 2, "tool_calls", 0)
+CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], None], str]] = {
+    "messages not a list": (openai_record, _set(("messages",), "hello"),
+                            "messages: expected a list of chat turns, got str"),
+    "call without a name": (openai_record, _set((*CALL, "function", "name"), _DELETE),
+                            "messages[2].tool_calls[0].function.name: missing"),
+    "call with an empty name": (openai_record, _set((*CALL, "function", "name"), " "),
+                                "messages[2].tool_calls[0].function.name: empty tool name"),
+    "arguments neither text nor object": (openai_record, _set((*CALL, "function", "arguments"), [1, 2]),
+                                          "messages[2].tool_calls[0].function.arguments: expected JSON text or an "
+                                          "object, got list"),
+    "tool_calls not a list": (openai_record, _set(("messages", 2, "tool_calls"), {"id": "x"}),
+                              "messages[2].tool_calls: expected a list, got dict"),
+    "result of no call": (openai_record, _set(("messages", 3, "tool_call_id"), "call_zz"),
+                          "messages[3].tool_call_id: 'call_zz' answers no call of messages[2] (its calls: call_a1)"),
+    "result before any assistant turn": (openai_record, _set(("messages", 2), {"role": "tool", "content": "x"}),
+                                         "messages[2]: a tool result before any assistant turn"),
+    "unknown role": (openai_record, _set(("messages", 1, "role"), "robot"),
+                     "messages[1].role: unknown role 'robot'; a tool chat log has system, developer, user"),
+    "calls on a user turn": (openai_record, _set(("messages", 1, "tool_calls"), [{"id": "c"}]),
+                             "messages[1].tool_calls: tool calls on a 'user' turn"),
+    "an image part": (openai_record, _set(("messages", 1, "content"), [{"type": "image_url", "image_url": {}}]),
+                      "messages[1].content[0]: a 'image_url' part: only text parts"),
+    "content a number": (openai_record, _set(("messages", 1, "content"), 7),
+                         "messages[1].content: expected text, null or a list of text parts, got int"),
+    "tools not a list": (openai_record, _set(("tools",), {"name": "get_weather"}),
+                         "tools: expected a list of tool definitions, got dict"),
+    "a tool without a name": (openai_record, _set(("tools", 1, "function", "name"), _DELETE),
+                              "tools[1].function.name: a tool definition needs a function name"),
+    "not a tool env": (openai_record, _set(("env",), "household"),
+                       "env: 'household' is not a tool env; a tool chat log is one of bfcl, code, tau2"),
+    "function_call not JSON": (sharegpt_record, _set(("conversations", 1, "value"), "get_weather(city='Paris')"),
+                               "conversations[1].value: a function_call turn holds the call as JSON text"),
+    "tools text not JSON": (sharegpt_record, _set(("tools",), "[{"), "tools: not JSON text of a tool list"),
+}
+
+
+def refused(path: Path, tmp_path: Path) -> str:
+    """The one error line ``prefbuild label`` gives for ``path``."""
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(main, ["label", str(path), "-o", str(out)], catch_exceptions=False)
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code != 0 and "Traceback" not in result.output, result.output
+    assert len(errors) == 1, result.output
+    assert not out.exists()
+    return errors[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_a_broken_record_gives_one_located_error_line(case: str, tmp_path: Path) -> None:
+    make, change, message = CASES[case]
+    good, bad = make(), make()
+    change(bad)
+    path = tmp_path / "log.jsonl"
+    # after a good record, and as the first record (the one the format is detected from)
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    assert refused(path, tmp_path).startswith(f"error: {path}:2 {message}")
+    path.write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
+    assert refused(path, tmp_path).startswith(f"error: {path}:1 {message}")
+
+
+def test_in_a_json_array_the_error_names_the_line_of_the_field(tmp_path: Path) -> None:
+    records = [openai_record(), copy.deepcopy(openai_record())]
+    function = records[1]["messages"][2]["tool_calls"][0]["function"]
+    del function["name"]
+    function["arguments"] = '{"city": "Marker"}'
+    text = json.dumps(records, indent=2)
+    path = tmp_path / "dump.json"
+    path.write_text(text, encoding="utf-8")
+    # a missing field is located at the object that lacks it
+    line = text[: text.rindex('"function": {', 0, text.index("Marker"))].count("\n") + 1
+    assert refused(path, tmp_path).startswith(f"error: {path}:{line} messages[2].tool_calls[0].function.name: missing")
+    records[1]["messages"][2]["tool_calls"][0]["function"]["name"] = "get_weather"
+    records[1]["messages"][3]["tool_call_id"] = "call_zz"
+    text = json.dumps(records, indent=2)
+    path.write_text(text, encoding="utf-8")
+    line = text[: text.index('"call_zz"')].count("\n") + 1
+    assert refused(path, tmp_path).startswith(f"error: {path}:{line} messages[3].tool_call_id: 'call_zz' answers")
