@@ -71,6 +71,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "wrong_answer": "prefbuild.labelers.sql.labelers:SqlWrongAnswerLabeler",
         "sql_premature_success": "prefbuild.labelers.sql.labelers:SqlPrematureSuccessLabeler",
         "sql_loop": "prefbuild.labelers.sql.labelers:SqlLoopLabeler",
+        "service_premature_success": "prefbuild.labelers.service_success:ServiceSuccessLabeler",
         "malformed_tool_call": "prefbuild.labelers.tools.calls:MalformedToolCallLabeler",
         "unknown_tool": "prefbuild.labelers.tools.calls:UnknownToolLabeler",
         "invalid_arguments": "prefbuild.labelers.tools.calls:InvalidArgumentsLabeler",

@@ -21,9 +21,10 @@ for ``look at``. Reading the claims is ``success_claims``'s job.
 SQL episodes have their own labeler for this mode (``sql_premature_success``), which
 replaces this one on the ``sql`` env.
 
-An episode its user ended (tau2's customer says "###STOP###") and the env graded a failure is
-labelled at its last step only when that message tells the user the work is done ("All set!",
-"I've processed the return"): a refusal the grader disagrees with claims nothing.
+An episode its user ended (a plug-in env's customer says "###STOP###") and the env graded a failure
+is labelled at its last step only when that message tells the user the work is done ("All set!",
+"I've processed the return"): a refusal the grader disagrees with claims nothing. tau2 and BFCL have
+their own labeler for this mode (``service_premature_success``), which reads their graders' parts.
 
 Exports that follow the seed round-wise vocabulary call this ``task_succeeded_negative``.
 """
@@ -133,7 +134,8 @@ class PrematureSuccessLabeler(Labeler):
     name: ClassVar[str] = "premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
     version: ClassVar[int] = 4
-    # The sql env has its own labeler for this mode (``sql_premature_success``).
+    # The sql env has its own labeler for this mode (``sql_premature_success``), tau2 and bfcl theirs
+    # (``service_premature_success``).
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
     defaults: ClassVar[dict[str, object]] = {
         "thought_claims": True,  # claims inside thoughts (task done, or the goal's final step done)

@@ -10,13 +10,22 @@ import re
 _DONE_VERBS = (
     r"(?:cancell?ed|moved|processed|updated|booked|rebooked|changed|modified|exchanged|returned|refunded|issued|"
     r"sent|applied|upgraded|added|removed|reset|enabled|disabled|fixed|resolved|completed|submitted|placed|"
-    r"transferred|credited|charged|created|deleted|copied|renamed)"
+    r"transferred|credited|charged|created|deleted|copied|renamed|restored|reactivated|resumed|activated|paid|"
+    r"unlocked|replaced|reinstated|renewed|closed)"
+)
+# What is now so ("is now resolved", "is active again", "is now marked as resolved", "is back on").
+_STATES = (
+    r"(?:cancell?ed|booked|confirmed|updated|active|fixed|resolved|on|off|restored|reactivated|resumed|paid|"
+    r"closed|unlocked|working)"
 )
 _WORK_DONE = re.compile(
     r"\b(?:all set|all done|"
     rf"(?:i|we)(?:'ve| have)\s+(?:now\s+|also\s+|just\s+|successfully\s+){{0,2}}{_DONE_VERBS}|"
     rf"(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?{_DONE_VERBS}|"
-    r"is\s+now\s+(?:cancell?ed|booked|confirmed|updated|active|fixed|resolved|on|off))\b",
+    rf"(?:is|are)\s+now\s+(?:marked\s+as\s+)?{_STATES}|"
+    rf"(?:is|are)\s+(?:marked\s+as\s+)?{_STATES}\s+again|"
+    rf"(?:is|are)\s+(?:now\s+)?(?:fully\s+)?(?:restored|reactivated|resumed|paid)|"
+    r"(?:is|are)\s+(?:now\s+)?back\s+(?:on|up|online|to\s+normal))\b",
     re.IGNORECASE,
 )
 
@@ -57,10 +66,12 @@ _FAILURE_SAID = re.compile(
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # Within a clause, just before the claim: a negation ("nothing has been changed", "no refund has been
-# issued") or a modal ("the order will have been cancelled").
+# issued"), a modal ("the order will have been cancelled") or a condition ("once the bill is paid").
 _NOT_A_CLAIM = re.compile(
     r"(?:\b(?:no|not|nothing|none|never|neither|nor)\b|n't\b)(?:\s+[\w'-]+){0,4}\s*$"
-    r"|\b(?:will|would|should|could|might|must|may|can|to)\s+$",
+    r"|\b(?:will|would|should|could|might|must|may|can|to)\s+$"
+    # a condition or a time to come: "... once the bill is paid", "when your line is active again"
+    r"|\b(?:once|when|whenever|after|until|unless|if|before|as\s+soon\s+as)\b(?:\s+[\w'#-]+){0,5}\s*$",
     re.IGNORECASE,
 )
 # "I have transferred you to a human agent": a hand-over, not the work done.

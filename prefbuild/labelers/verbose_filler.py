@@ -41,6 +41,7 @@ from prefbuild.records import FailureMode, Label, Trajectory
 _SENTENCES = re.compile(r"[^.!?。！？\n]+")
 _ACTION_LINE = re.compile(r"(?im)^[ \t>*]*(?:action|act)[ \t]*:")
 _WORDS = re.compile(r"\w+")
+_CALL_BLOCK = re.compile(r"<tool_call>.*?(?:</tool_call>|$)", re.DOTALL)
 _NGRAM = 8
 _THANKS = (  # "Thanks for the response.", "Thank you for sharing the schema.": to the end of the sentence
     r"thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?"
@@ -268,7 +269,7 @@ class VerboseFillerLabeler(Labeler):
 
     name: ClassVar[str] = "verbose_filler"
     mode: ClassVar[str] = FailureMode.verbose_filler.value
-    version: ClassVar[int] = 8
+    version: ClassVar[int] = 9
     defaults: ClassVar[dict[str, object]] = {
         "phrase_files": [],  # strong lists; empty = every bundled filler_*.txt
         "weak_phrase_files": [],  # weak lists; empty = every bundled polite_*.txt
@@ -285,6 +286,12 @@ class VerboseFillerLabeler(Labeler):
         "rambling_min_tokens": 25,  # a thought from this length on ...
         "rambling_hedges": 5,  # ... holding this many guesses ("maybe", "could be", "anywhere") rambles
         "user_envs": ["tau2", "bfcl"],  # envs whose turns without a tool call are messages to a person
+        # what a message to a person may hold without stacking filler: thanks, apologies, a closing wish, an offer
+        "person_courtesies": [
+            "thank you for your patience", "thanks for your patience", "have a great day", "have a nice day",
+            "let me know if", "feel free to", "i apologize", "i apologise", "my apologies", "sorry for the confusion",
+            "sorry about that", "apologies for", "rest assured", "i'm here to help", "i am here to help",
+        ],
     }
 
     def __init__(self, **params: object) -> None:
@@ -296,6 +303,8 @@ class VerboseFillerLabeler(Labeler):
             self.config["weak_phrase_files"] or bundled_lists("polite_"), extra=self.config["weak_phrases"]
         )
         self._phrases = PhraseMatchers(self._strong, self._weak)
+        courtesies = self.config["person_courtesies"]
+        self._courtesies = frozenset(" ".join(str(phrase).lower().split()) for phrase in courtesies)
         # Turns repeat a lot ("ACTION: go to cabinet 1"); the text checks are pure, so cache them (bounded: about
         # 0.8 kB a turn, 6 MB in all; a scripted 10,000-task run has 19k distinct turns, recurring far apart).
         self._text_reasons = lru_cache(maxsize=8192)(self._text_reasons_uncached)
@@ -316,6 +325,8 @@ class VerboseFillerLabeler(Labeler):
         with_person = trajectory.env.name in config["user_envs"]
         for step in trajectory.steps:  # steps[i].index == i (a Trajectory invariant)
             raw = step.raw_output
+            if step.tool_calls and "<tool_call>" in raw:
+                raw = _CALL_BLOCK.sub(" ", raw).strip()  # a call's arguments are data, not words of the turn
             own = step.thought
             thought = raw if own is None else own
             # A turn without calls that the protocol read as a message (a broken call is no message to anyone).
@@ -362,6 +373,8 @@ class VerboseFillerLabeler(Labeler):
         reasons: list[str] = []
         confidence = 0.0
         strong, weak = self._phrases.find(text)
+        if to_person:  # a courtesy is what a message to a person is for: only the rest can stack up
+            strong = [phrase for phrase in strong if " ".join(phrase.lower().split()) not in self._courtesies]
         distinct = dict.fromkeys(strong)
         if len(distinct) >= (2 if to_person else 1):
             reasons.append("filler " + ", ".join(f"'{short(p, 40)}'" for p in distinct))

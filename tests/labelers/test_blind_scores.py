@@ -67,10 +67,15 @@ FLOORS: dict[str, Floors] = {
     # step's mistake is named once, by its narrowest mode (Labeler.narrows), so every mode is held at 1.00.
     "blind_tools1": {},
     # tau2 and BFCL episodes from the definitions (scored once, 2026-11-29; first score and readings in its
-    # README). Left: premature_success where this annotator reads wrong_answer (a07, r06), stated figures
-    # with no quote (r01, b14), and b12's tool_error that the replay after the BFCL fix brought.
-    "blind_tools2": {"premature_success": (0.0, 0.0), "wrong_answer": (1.0, 0.33),
-                     "hallucinated_tool_output": (1.0, 0.6), "tool_error": (0.83, 1.0)},
+    # README). Left: a claim of a change no call made, which this annotator reads as wrong_answer (a07, r06,
+    # b07) and blind_tools3's annotator as premature_success, as the labelers do (tau2's grader failed the
+    # work, not what the agent told; BFCL never grades an answer's text); and b12's tool_error that the
+    # replay after the BFCL fix brought.
+    "blind_tools2": {"premature_success": (0.0, 0.0), "wrong_answer": (1.0, 0.0), "tool_error": (0.83, 1.0)},
+    # code, tau2 and BFCL episodes imitating a Qwen3-4B-class agent's runs, from the definitions (scored once,
+    # 2026-11-29; first score and readings in its README). Left: a delay's length and cause stated in words
+    # ("about three hours", "a late-arriving aircraft", a03), which the figure checks do not read.
+    "blind_tools3": {"hallucinated_tool_output": (1.0, 0.83)},
 }
 
 

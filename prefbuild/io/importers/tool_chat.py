@@ -83,7 +83,8 @@ def tool_log_evidence(record: dict[str, Any]) -> str | None:
         >>> tool_log_evidence({"messages": [{"role": "user", "content": "Your task is to: ..."}]}) is None
         True
     """
-    if "tools" in record or record.get("env") in TOOL_ENVS:
+    env = record.get("env")
+    if "tools" in record or (isinstance(env, str) and env in TOOL_ENVS):
         return "strong"
     turns = next((record[key] for key in CHAT_KEYS if isinstance(record.get(key), list)), [])
     weak = False

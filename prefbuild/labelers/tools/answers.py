@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
+from prefbuild.labelers.service_success import is_message, tau2_failed_parts
 from prefbuild.labelers.text import short
-from prefbuild.labelers.tools.calls import ToolLabeler, tool_steps
+from prefbuild.labelers.tools.calls import ToolLabeler, broken_call_problems, tool_steps
+from prefbuild.labelers.tools.stated import Sources, read_sources, unsupported_statement
 from prefbuild.records import FailureMode, Label, Role, Step, Trajectory
 
 _RESPONSE_TAG = re.compile(r"<\s*/?\s*tool_response\s*>", re.IGNORECASE)
@@ -56,14 +58,19 @@ class NoToolUseLabeler(ToolLabeler):
 
 class HallucinatedToolOutputLabeler(ToolLabeler):
     """The model wrote tool output itself: a ``<tool_response>`` block, an output block right
-    after its own call, or a quoted result that no tool returned."""
+    after its own call, a quoted result that no tool returned, or, in a message to a person
+    (``stated_envs``), an amount, an id, a date or a read content that nothing it was shown holds
+    (``tools.stated``)."""
 
     name: ClassVar[str] = "hallucinated_tool_output"
     mode: ClassVar[str] = FailureMode.hallucinated_tool_output.value
+    version: ClassVar[int] = 2
     defaults: ClassVar[dict[str, Any]] = {
         "tag_confidence": 0.95,
         "after_call_confidence": 0.85,
         "quoted_confidence": 0.7,
+        "stated_confidence": 0.65,
+        "stated_envs": ["tau2", "bfcl"],  # envs whose messages go to a person, who takes what they state as found
     }
 
     def _quoted(self, trajectory: Trajectory, step: Step) -> str | None:
@@ -78,8 +85,15 @@ class HallucinatedToolOutputLabeler(ToolLabeler):
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
+        sources: Sources | None = None
+        if trajectory.env.name in self.config["stated_envs"]:
+            sources = read_sources(message.content for message in trajectory.messages)
         for step in trajectory.steps:
             text = step.raw_output
+            if sources is not None:  # what the agent was shown before writing this turn
+                sources.add(step.observation)
+                for message in step.observation_messages or []:
+                    sources.add(message.content)
             if (tag := _RESPONSE_TAG.search(text)) is not None:
                 evidence = f"the turn writes a tool response itself: '{short(text[tag.start():], 80)}'"
                 labels.append(self.make_label(step, self.config["tag_confidence"], evidence))
@@ -88,24 +102,53 @@ class HallucinatedToolOutputLabeler(ToolLabeler):
                 labels.append(self.make_label(step, self.config["after_call_confidence"], evidence))
             elif (quoted := self._quoted(trajectory, step)) is not None:
                 labels.append(self.make_label(step, self.config["quoted_confidence"], quoted))
+            elif sources is not None and is_message(step) and (stated := unsupported_statement(text, sources)):
+                evidence = f"the message states {stated}"
+                labels.append(self.make_label(step, self.config["stated_confidence"], evidence))
+            if sources is not None:
+                sources.add(text)  # its own words are a source from now on: a figure is flagged where it first appears
         return labels
 
 
 class ToolWrongAnswerLabeler(ToolLabeler):
-    """The final answer of a tool episode that the env graded wrong (``facts.won`` False on the
-    final, graded step). Episodes without an answer are not labelled here."""
+    """The final answer of a tool episode that the env graded wrong: the final, graded step
+    (``facts.won`` False) of a code episode; in tau2, the last message to the customer where tau2's
+    ``COMMUNICATE`` check failed (what it told was wrong or missing). Episodes without an answer
+    are not labelled here, nor is a last turn that tried a call in a broken form; BFCL grades
+    calls and state, never the text of an answer, so it has no wrong answers (a claim of work
+    its checks failed is ``service_premature_success``'s)."""
 
     name: ClassVar[str] = "tool_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.premature_success.value,)
-    excluded_envs: ClassVar[tuple[str, ...]] = ("sql",)
+    excluded_envs: ClassVar[tuple[str, ...]] = ("sql", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
 
     def label(self, trajectory: Trajectory) -> list[Label]:
         if trajectory.outcome.success or not trajectory.steps:
             return []
         last = trajectory.steps[-1]
-        if not last.facts.final or last.facts.won is not False or last.valid is False or last.tool_calls:
+        if last.tool_calls or broken_call_problems(last):
+            return []  # a call, or an attempt at one: not an answer
+        failed = tau2_failed_parts(last) if trajectory.env.name == "tau2" else None
+        if failed is not None:
+            if "COMMUNICATE" not in failed or not is_message(last):
+                return []
+            told = short(last.raw_output, 60)
+            evidence = f"the last message '{told}' fails tau2's communicate check: {_untold(last)}"
+            return [self.make_label(last, self.config["confidence"], evidence)]
+        if not last.facts.final or last.facts.won is not False or last.valid is False:
             return []
         evidence = f"answer '{short(last.raw_output, 60)}' graded wrong: {short(last.feedback, 100)}"
         return [self.make_label(last, self.config["confidence"], evidence)]
+
+
+def _untold(step: Step) -> str:
+    """What tau2's communicate checks found missing from the agent's messages."""
+    reward_info = step.info["tau2"]["reward_info"]
+    missing = [
+        str(check.get("info"))
+        for check in reward_info.get("communicate_checks") or []
+        if isinstance(check, dict) and check.get("met") is False
+    ]
+    return "not told " + ", ".join(repr(short(info, 40)) for info in missing) if missing else "failed"

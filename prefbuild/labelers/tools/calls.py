@@ -18,6 +18,9 @@ _BROKEN_CALL = re.compile(
 )
 _CALL_TEXT = re.compile(r"<\s*/?\s*tool_call|\"name\"\s*:|\"arguments\"\s*:", re.IGNORECASE)
 _UNKNOWN = re.compile(r"unknown (?:tool|function)|not a plain function name|no such tool", re.IGNORECASE)
+# A code kernel names each run in its tracebacks ('File "<cell 2>"'): the same failure of a re-run reads
+# the same once the name is dropped.
+_CELL_NAME = re.compile(r"<cell \d+>")
 _ARGUMENTS = re.compile(
     r"^argument|^arguments|missing \d* ?required|unexpected keyword|got an unexpected|not valid JSON|not a JSON object",
     re.IGNORECASE,
@@ -29,6 +32,12 @@ class ToolLabeler(Labeler):
     (``Labeler.applies_to`` asks ``tools.scan.is_tool_trajectory`` for them)."""
 
     tool_trajectories_only: ClassVar[bool] = True
+
+
+def broken_call_problems(step: Step) -> list[str]:
+    """The parser's problems of ``step`` that say a call was tried in a broken form (not merely that the
+    turn had no call)."""
+    return [problem for problem in step.facts.problems if _BROKEN_CALL.search(problem)]
 
 
 def _offered(trajectory: Trajectory, step: Step) -> list[str] | None:
@@ -77,7 +86,7 @@ class MalformedToolCallLabeler(ToolLabeler):
     def label(self, trajectory: Trajectory) -> list[Label]:
         labels: list[Label] = []
         for step in trajectory.steps:
-            broken = [problem for problem in step.facts.problems if _BROKEN_CALL.search(problem)]
+            broken = broken_call_problems(step)
             if not broken:
                 continue
             unread = not step.tool_calls and bool(_CALL_TEXT.search(step.raw_output))
@@ -191,7 +200,7 @@ class RepeatedToolCallLabeler(ToolLabeler):
                 result = results.get(fact.call_id or "")
                 if result is None:
                     continue
-                key = (canonical_call(fact), result)
+                key = (canonical_call(fact), _CELL_NAME.sub("<cell>", result))
                 first = seen.get(key)
                 if first is not None and first != step.index:
                     evidence = (

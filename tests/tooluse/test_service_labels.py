@@ -1,0 +1,189 @@
+"""Labels of an agent serving a person (tau2's customer, BFCL's user): claims of work the grader
+failed, answers it failed, figures nothing returned, courtesy that is not filler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from prefbuild.labelers import build_labelers, label_trajectory
+from prefbuild.labelers.service_success import ServiceSuccessLabeler, tau2_failed_parts
+from prefbuild.labelers.tools.answers import HallucinatedToolOutputLabeler, ToolWrongAnswerLabeler
+from prefbuild.labelers.tools.calls import RepeatedToolCallLabeler
+from prefbuild.labelers.tools.stated import read_sources, unsupported_statement
+from prefbuild.labelers.verbose_filler import VerboseFillerLabeler
+from prefbuild.records import Message, Step, StepFacts
+from tests.tooluse.test_tool_labelers import call, results_of, tool_step, trajectory
+
+
+def _verdict(breakdown: dict[str, float], untold: list[str] = ()) -> dict[str, Any]:
+    checks = [{"info": info, "met": False} for info in untold]
+    return {"tau2": {"reward_info": {"reward_breakdown": breakdown, "communicate_checks": checks}}}
+
+
+def _last(text: str, info: dict[str, Any]) -> Step:
+    return Step(index=1, observation="", raw_output=text, action=None, feedback="###STOP###", valid=True, done=True,
+                info=info)
+
+
+def _tau2(text: str, breakdown: dict[str, float], untold: list[str] = ()) -> Any:
+    c = call({"code": "1"})
+    return trajectory([tool_step(0, [c], ["1"]), _last(text, _verdict(breakdown, untold))], success=False, env="tau2")
+
+
+@pytest.mark.parametrize(
+    ("text", "labelled"),
+    [
+        ("All set! I've moved your trip to the 14th.", True),
+        ("Thanks, John. Your bill is paid and your line is active again.", True),
+        ("Ticket #7423 is now marked as resolved.", True),
+        ("Your line will be reactivated once the bill is paid.", False),
+        ("I'm sorry, I can't change a basic economy ticket under our policy.", False),
+        ("I've updated the address; however, I was unable to process the refund.", False),
+        ("Understood. Nothing has been changed on your reservation. Have a great day!", False),
+        ("I have transferred you to a human agent. Please hold on.", False),
+        ("Is your line active again?", False),
+    ],
+)
+def test_a_claim_of_work_the_grader_failed_is_premature(text: str, labelled: bool) -> None:
+    record = _tau2(text, {"DB": 0.0, "COMMUNICATE": 1.0})
+    assert bool(ServiceSuccessLabeler().label(record)) is labelled
+
+
+def test_a_claim_is_not_premature_where_only_what_was_told_failed() -> None:
+    # The refund was made (DB passed); the amount told was wrong: tool_wrong_answer's, named once.
+    text = "The price difference of $18.99 has been refunded to your gift card."
+    record = _tau2(text, {"DB": 1.0, "COMMUNICATE": 0.0}, untold=["17.99"])
+    assert ServiceSuccessLabeler().label(record) == []
+    [label] = ToolWrongAnswerLabeler().label(record)
+    assert label.step == 1 and "'17.99'" in label.evidence
+    found = {label.mode for step in label_trajectory(record, build_labelers(None, "tau2")).steps
+             for label in step.labels}
+    assert "wrong_answer" in found and "premature_success" not in found
+    # Where the work failed too, the claim is premature; and a passing conversation is never labelled.
+    assert ServiceSuccessLabeler().label(_tau2(text, {"DB": 0.0, "COMMUNICATE": 0.0}))
+    assert ToolWrongAnswerLabeler().label(_tau2(text, {"DB": 0.0, "COMMUNICATE": 1.0})) == []
+
+
+def test_tau2_failed_parts_reads_older_results_without_a_breakdown() -> None:
+    info = {"tau2": {"reward_info": {"db_check": {"db_match": False}, "communicate_checks": [{"met": True}]}}}
+    assert tau2_failed_parts(_last("x", info)) == {"DB"}
+    assert tau2_failed_parts(_last("x", {})) is None
+
+
+def _turn_end(index: int, text: str, turn: int, valid: bool, *, final: bool = False) -> Step:
+    verdict = {"turn": turn, "valid": valid, "scored": True, "error_type": None if valid else "state_mismatch"}
+    return Step(index=index, observation="", raw_output=text, action=None, feedback="next", valid=True,
+                done=final, facts=StepFacts(final=final, won=False if final else None),
+                info={"turn": turn, "verdict": verdict})
+
+
+def test_bfcl_labels_the_closing_claim_of_each_failed_turn_and_no_wrong_answer() -> None:
+    c = call({"code": "1"})
+    steps = [tool_step(0, [c], ["1"]),
+             _turn_end(1, "The file is created.", 0, True),  # a passed turn claims what it did
+             _turn_end(2, "Which folder should I use?", 1, False),  # a failed turn that claims nothing
+             _turn_end(3, "Ticket #7423 is now marked as resolved.", 2, False, final=True)]
+    record = trajectory(steps, success=False, env="bfcl")
+    assert [label.step for label in ServiceSuccessLabeler().label(record)] == [3]
+    # As deployed: the claim is premature_success, named once; BFCL has no wrong answers.
+    labelled = label_trajectory(record, build_labelers(None, "bfcl"))
+    assert {(step.index, label.mode) for step in labelled.steps for label in step.labels} == {(3, "premature_success")}
+
+
+def test_a_last_turn_that_tried_a_call_is_no_answer() -> None:
+    broken = Step(index=1, observation="", raw_output='<tool_call>{"name": "f", <tool_call>', action=None,
+                  format_ok=False, feedback="graded", valid=True, done=True,
+                  facts=StepFacts(final=True, won=False, problems=["unclosed <tool_call>"]))
+    record = trajectory([tool_step(0, [call({"code": "1"})], ["1"]), broken], success=False, env="code")
+    assert ToolWrongAnswerLabeler().label(record) == []
+
+
+RESULTS = [
+    '{"order_id": "#W9300146", "items": [{"name": "Desk Lamp", "price": 153.23}, {"name": "Kettle", "price": 98.25}],'
+    ' "payment_history": [{"amount": 251.48}], "delivered": "2024-04-28"}',
+    '{"account_id": 12345, "balance": 10000.0, "binding_card": 1974202140965533}',
+    '{"file_content": "Nothing important here. Yet another line."}',
+]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Your order #W9300146 has the desk lamp at $153.23 and the kettle at $98.25, $251.48 in total.",
+        "The lamp costs $54.98 more than the kettle.",  # a difference of two results
+        "Your balance is $10,000.00 and the card on file ends in 5533.",
+        "It was delivered on April 28, 2024.",
+        "Two kettles would cost $196.50.",  # a product: 2 x 98.25
+        "You told me your zip is 19031, thanks.",  # the person's own words
+        'The file contains the line: "Nothing important here. Yet another line."',
+        "I can offer a $50 certificate, as our policy allows.",  # the prompt's policy
+        "Your request 2 of 3 is done.",  # short numbers are not read
+    ],
+)
+def test_a_figure_the_agent_was_shown_or_computed_is_not_stated_from_nowhere(message: str) -> None:
+    sources = read_sources([*RESULTS, "My zip is 19031.", "Policy: offer a $50 certificate per passenger."])
+    assert unsupported_statement(message, sources) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        ("There is also a Mastercard ending in 8842 on file.", "'8842'"),
+        ("The price difference of $18.99 is refunded.", "$18.99"),
+        ("It was delivered on April 29, 2024, so the window ends May 28.", "April 29, 2024"),
+        ('It contains the line: "This is a temporary file for testing purposes."', "This is a temporary file"),
+    ],
+)
+def test_a_figure_nothing_returned_is_named(message: str, named: str) -> None:
+    sources = read_sources([*RESULTS, "My zip is 19031."])
+    stated = unsupported_statement(message, sources)
+    assert stated is not None and named in stated
+
+
+def test_a_stated_figure_is_labelled_once_and_only_in_messages_to_a_person() -> None:
+    c = call({"code": "get_account()"})
+    shown = results_of([c], [RESULTS[1]])
+    invented = "There is also a Mastercard ending in 8842 on file."
+
+    def message(index: int, text: str, shown: list[Message] | None = None) -> Step:
+        return Step(index=index, observation="", observation_messages=shown, raw_output=text, action=None,
+                    feedback="ok", valid=True)
+
+    steps = [tool_step(0, [c], [RESULTS[1]]), message(1, invented, shown), message(2, "Again: " + invented)]
+    record = trajectory(steps, success=False, env="tau2")
+    found = HallucinatedToolOutputLabeler().label(record)
+    assert [label.step for label in found] == [1] and "8842" in found[0].evidence
+    assert HallucinatedToolOutputLabeler().label(trajectory(list(steps), success=False, env="code")) == []
+
+
+def test_a_rerun_cell_that_fails_the_same_way_is_a_repeat() -> None:
+    code = {"code": "from math import factorint"}
+    trace = 'Traceback (most recent call last):\n  File "<cell {}>", line 1\nImportError: no factorint'
+    steps = [tool_step(i, [call(code, id_=f"c{i}")], [trace.format(i + 1)], ok=False, error="ImportError")
+             for i in range(2)]
+    record = trajectory(steps, success=False, env="code")
+    assert [label.step for label in RepeatedToolCallLabeler().label(record)] == [1]
+
+
+def test_a_messages_courtesies_do_not_stack_into_filler() -> None:
+    c = call({"code": "1"})
+
+    def message(index: int, text: str) -> Step:
+        return Step(index=index, observation="", raw_output=text, action=None, feedback="ok", valid=True)
+
+    steps = [tool_step(0, [c], ["1"]),
+             message(1, "Your service is back. Thank you for your patience, John, and have a great day!"),
+             message(2, "Absolutely, I'd be more than happy to help you with that! Great choice! It costs $1.")]
+    found = [label.step for label in VerboseFillerLabeler().label(trajectory(steps, success=False, env="tau2"))]
+    assert found == [2]
+
+
+def test_a_calls_arguments_are_not_words_of_the_turn() -> None:
+    content = "Nothing important here. Yet another line of the file, copied over as it was."
+    read = call({"code": "cat()"}, id_="c0")
+    write = call({"code": content}, id_="c1")
+    steps = [tool_step(0, [read], [content]), tool_step(1, [write], ["None"], native=False)]
+    steps[1] = steps[1].model_copy(update={"observation": content})
+    assert VerboseFillerLabeler().label(trajectory(steps, success=False, env="bfcl")) == []
