@@ -4,8 +4,9 @@ four digits or more (an id, a card's last digits), a date, or a quoted content i
 The agent's sources at a step are everything it had seen: the prompt (a policy, the tools), every
 observation so far (tool results, the person's own words) and its own earlier turns (their calls'
 arguments included), so a figure is flagged once, where it first appears. An amount also counts as
-found when two or three figures of the sources make it (a sum, a difference, a product: a refund,
-a fare difference, a total), since agents compute what they tell.
+found when two figures of the sources make it (a sum, a difference, a product: a fare difference,
+two tickets) or some of the results' money fields add up to it (a refund of several payments, an
+order's total), since agents compute what they tell.
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ class Sources:
     def __init__(self) -> None:
         self._texts: list[str] = []  # lower-cased, whitespace collapsed
         self.amounts: set[int] = set()  # every number of the sources, in cents
-        self.by_source: list[tuple[int, ...]] = []  # the numbers of each source text, in cents (three-term sums)
         self.digit_runs: set[str] = set()
         self.dates: set[tuple[int, int]] = set()  # (month, day)
         self.money: list[int] = []  # the money fields of the results, in cents (subset sums)
@@ -65,7 +65,6 @@ class Sources:
             return
         numbers = tuple(cents for cents in map(_cents, _NUMBER.findall(text)) if cents is not None)
         self.amounts.update(numbers)
-        self.by_source.append(numbers)
         self.digit_runs.update(_DIGITS.findall(text))
         self.dates.update(_dates(text))
         self._texts.append(" ".join(text.lower().split()))
@@ -81,9 +80,13 @@ class Sources:
         if not 0 < cents < _MAX_SUM_CENTS or not self.money:
             return False
         if self._sums is None:
-            sums, mask = 1, (1 << _MAX_SUM_CENTS) - 1
+            sums = 1
+            bounded = sum(self.money) >= _MAX_SUM_CENTS  # else the bits stay within the total
+            mask = (1 << _MAX_SUM_CENTS) - 1 if bounded else 0
             for value in self.money:
-                sums = (sums | (sums << value)) & mask
+                sums |= sums << value
+                if bounded:
+                    sums &= mask
             self._sums = sums
         return bool(self._sums >> cents & 1)
 
@@ -145,8 +148,8 @@ def _cents(text: str) -> int | None:
 
 
 def _made_from(cents: int, sources: Sources) -> bool:
-    """``cents`` is a figure of the sources, two of them added, subtracted or multiplied, three of one
-    source added, or a sum of the results' money fields."""
+    """``cents`` is a figure of the sources, two of them added, subtracted or multiplied, or a sum of
+    the results' money fields."""
     found = sources.amounts
     if cents in found or sources.adds_up_to(cents):
         return True
@@ -155,14 +158,6 @@ def _made_from(cents: int, sources: Sources) -> bool:
             return True
         if first and cents * 100 % first == 0 and cents * 100 // first in found:
             return True  # a product of two figures in cents: cents = first * second / 100
-    for numbers in sources.by_source:
-        if len(numbers) > 80:
-            continue  # a large result: three-term sums of it would match almost anything
-        own = set(numbers)
-        for position, first in enumerate(numbers):
-            for second in numbers[position + 1 :]:
-                if cents - first - second in own:
-                    return True
     return False
 
 
