@@ -120,10 +120,17 @@ RESULTS = [
         'The file contains the line: "Nothing important here. Yet another line."',
         "I can offer a $50 certificate, as our policy allows.",  # the prompt's policy
         "Your request 2 of 3 is done.",  # short numbers are not read
+        "The differences are $54.98 and $196.48, $251.46 in all.",  # a total of the message's own amounts
+        "That is $55.00 more per passenger, $165.00 for the three of you.",  # a fee of the results, times 3
+        "The refund comes to roughly $250.",  # an approximation is not read
+        "You can still cancel until May 5.",  # the day after a booking's time: a 24-hour window
+        'The screen shows "nothing important here, yet another line".',  # a light paraphrase of a result
+        "Order #W9300146 is yours.",
     ],
 )
 def test_a_figure_the_agent_was_shown_or_computed_is_not_stated_from_nowhere(message: str) -> None:
-    sources = read_sources([*RESULTS, "My zip is 19031.", "Policy: offer a $50 certificate per passenger."])
+    sources = read_sources([*RESULTS, "My zip is 19031.", "Policy: offer a $50 certificate per passenger.",
+                            '{"created_at": "2024-05-04T23:12:06", "fee": 55.0}'])
     assert unsupported_statement(message, sources) is None
 
 
@@ -134,6 +141,9 @@ def test_a_figure_the_agent_was_shown_or_computed_is_not_stated_from_nowhere(mes
         ("The price difference of $18.99 is refunded.", "$18.99"),
         ("It was delivered on April 29, 2024, so the window ends May 28.", "April 29, 2024"),
         ('It contains the line: "This is a temporary file for testing purposes."', "This is a temporary file"),
+        ("Your other order #W9300164 is pending.", "#W9300164"),  # two digits swapped
+        ("The kettle is $58.25, so $6 more than the lamp's fee.", "$58.25"),  # 52.25 + a count is no money
+        ("That would be a $15 restocking fee.", "$15"),
     ],
 )
 def test_a_figure_nothing_returned_is_named(message: str, named: str) -> None:
