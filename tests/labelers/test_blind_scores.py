@@ -74,8 +74,10 @@ FLOORS: dict[str, Floors] = {
     "blind_tools2": {"premature_success": (0.0, 0.0), "wrong_answer": (1.0, 0.0), "tool_error": (0.83, 1.0)},
     # code, tau2 and BFCL episodes imitating a Qwen3-4B-class agent's runs, from the definitions (scored once,
     # 2026-11-29; first score and readings in its README). Left: a delay's length and cause stated in words
-    # ("about three hours", "a late-arriving aircraft", a03), which the figure checks do not read.
-    "blind_tools3": {"hallucinated_tool_output": (1.0, 0.83)},
+    # ("about three hours", "a late-arriving aircraft", a03), which the figure checks do not read; and r02's
+    # miscomputed refund ($18.99 for 17.99), which the stated-figure rule names and this annotator reads as
+    # wrong_answer only (the same step has both).
+    "blind_tools3": {"hallucinated_tool_output": (0.83, 0.83)},
 }
 
 
