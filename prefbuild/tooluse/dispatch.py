@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import jsonschema
@@ -160,3 +160,42 @@ def joined_observation(replies: Sequence[ToolReply]) -> str:
     if len(replies) == 1:
         return replies[0].message.content
     return "\n\n".join(f"[{reply.facts.name}] {reply.message.content}" for reply in replies)
+
+
+_last_tools: list[Any] = [None, None]  # [the tools list last asked about, its ToolBox or why it is unusable]
+
+
+def checked_toolbox(tools: Sequence[Mapping[str, Any]]) -> ToolBox | str:
+    """``tools`` as a ToolBox whose validators are built, or why its definitions are unusable.
+
+    Checking a schema costs milliseconds a tool and a run offers the same few tool lists in every
+    episode, so each distinct list is checked once and its ToolBox shared (also kept for the list
+    object last asked about: the labelers of one trajectory ask in turn).
+
+    Args:
+        tools: OpenAI tool definitions.
+
+    Returns:
+        The shared ToolBox, or the first line of the schema error.
+
+    Example:
+        >>> tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+        >>> checked_toolbox(tools) is checked_toolbox([dict(tools[0])])
+        True
+    """
+    if _last_tools[0] is tools:
+        return _last_tools[1]
+    checked = _checked_by_content(json.dumps(tools, default=str))  # key order kept: it orders schema errors
+    _last_tools[:] = [tools, checked]
+    return checked
+
+
+@lru_cache(maxsize=64)
+def _checked_by_content(tools_json: str) -> ToolBox | str:
+    try:
+        box = ToolBox(json.loads(tools_json))
+        box.validators  # noqa: B018 - a broken schema is found here, once
+    except (jsonschema.SchemaError, KeyError, TypeError, AttributeError) as error:
+        # handled: returned as the reason the definitions are unusable, for the caller to report
+        return f"{type(error).__name__}: {error}".splitlines()[0]
+    return box

@@ -54,7 +54,7 @@ from prefbuild.envs.tau2.protocol import Tau2Protocol
 from prefbuild.envs.tau2.users import LlmUser, ScriptedUser, SimulatedUser, is_stop
 from prefbuild.records import Message, Role, StepFacts, TaskInfo, ToolCallFacts
 from prefbuild.tooluse.actions import decode_action
-from prefbuild.tooluse.dispatch import ToolBox
+from prefbuild.tooluse.dispatch import ToolBox, checked_toolbox
 
 HINT_MODES = ("off", "actionable")
 MAX_USER_DEVICE_CALLS = 10
@@ -173,7 +173,9 @@ class Tau2Env(Env):
         data, actions, history = goals.initial_state(self._task)
         self._environment = new_environment(self.domain)
         self._environment.set_state(initialization_data=data, initialization_actions=actions, message_history=history)
-        self._box = ToolBox(openai_tools(self._environment))
+        tools = openai_tools(self._environment)
+        checked = checked_toolbox(tools)  # the domain's tools, checked once per run, not per episode
+        self._box = checked if isinstance(checked, ToolBox) else ToolBox(tools)
         self._gold = goals.gold_hashes(self.domain, self._task.id) if goals.counts_db(self._task) else (None, None)
         user_tools = user_openai_tools(self._environment)
         if self.user_config is None:

@@ -59,7 +59,7 @@ from prefbuild.records import (
     Trajectory,
     UsageTotals,
 )
-from prefbuild.tooluse.dispatch import ToolBox
+from prefbuild.tooluse.dispatch import ToolBox, checked_toolbox
 
 logger = logging.getLogger(__name__)
 
@@ -194,16 +194,11 @@ def _offered(tools: list[dict[str, Any]] | None, in_prompt: list[dict[str, Any]]
 def _usable_box(tools: list[dict[str, Any]]) -> ToolBox | None:
     """The prompt's tools with their validators, or None where a schema is broken (left unchecked,
     as the labelers leave a trajectory's broken tool definitions)."""
-    import jsonschema
-
-    box = ToolBox(tools)
-    try:
-        box.validators  # noqa: B018 - a broken schema is found here, once
-    except (jsonschema.SchemaError, KeyError, TypeError, AttributeError) as error:
-        reason = f"{type(error).__name__}: {error}".splitlines()[0]
-        logger.warning("the tools of a system prompt are unusable (%s); calls are not checked against schemas", reason)
+    checked = checked_toolbox(tools)
+    if isinstance(checked, str):
+        logger.warning("the tools of a system prompt are unusable (%s); calls are not checked against schemas", checked)
         return None
-    return box
+    return checked
 
 
 def _prefix_end(turns: list[ChatTurn]) -> int:

@@ -8,26 +8,23 @@ import logging
 from functools import lru_cache
 from typing import Any
 
-import jsonschema
-
 from prefbuild.records import Role, Step, ToolCallFacts, Trajectory
-from prefbuild.tooluse.dispatch import ToolBox
+from prefbuild.tooluse.dispatch import ToolBox, checked_toolbox
 
 logger = logging.getLogger(__name__)
 
 
 def toolbox(trajectory: Trajectory) -> ToolBox | None:
-    """The offered tools with their argument validators, or None where the record has none."""
+    """The offered tools with their argument validators, or None where the record has none.
+
+    Each distinct tool list is checked once (``checked_toolbox``): a run offers the same few."""
     if not trajectory.tools:
         return None
-    try:
-        box = ToolBox(trajectory.tools)
-        box.validators  # noqa: B018 - a broken schema is found here, once
-    except (jsonschema.SchemaError, KeyError, TypeError, AttributeError) as error:
-        # A broken tool definition: its calls cannot be checked against schemas; logged once per trajectory.
-        _warn_unusable_tools(trajectory.id, f"{type(error).__name__}: {error}".splitlines()[0])
+    checked = checked_toolbox(trajectory.tools)
+    if isinstance(checked, str):
+        _warn_unusable_tools(trajectory.id, checked)  # logged once per trajectory
         return None
-    return box
+    return checked
 
 
 @lru_cache(maxsize=1024)
