@@ -2,7 +2,8 @@
 
 Inputs are prefbuild trajectory files or external logs (AgentBench ``runs.jsonl``, chat
 ``messages`` or ShareGPT ``conversations`` JSONL of household, DBBench or tool-calling agents,
-tau2-bench results files), one record per line or, as dataset dumps ship them, one JSON array of
+tau2-bench results files, BFCL multi-turn result files: one trajectory per entry, replayed
+through the bfcl env), one record per line or, as dataset dumps ship them, one JSON array of
 records (read whole), or one indented JSON document (a tau2 results file, read whole: one
 trajectory per simulation); the format is detected from the first record unless given (a chat
 log's record is read as a household, DBBench or tool log by its own turns). Output
@@ -31,6 +32,7 @@ from prefbuild.io.importers import (
     messages_trajectory,
     source_name,
 )
+from prefbuild.io.importers.bfcl import bfcl_trajectories, is_bfcl_result
 from prefbuild.io.importers.located import JsonPath, Locate
 from prefbuild.io.importers.tau2 import is_tau2_results, tau2_trajectories
 from prefbuild.io.importers.tool_chat import tool_chat_trajectory
@@ -38,7 +40,7 @@ from prefbuild.io.jsonl import JsonlWriter, RecordError, atomic_path, decode_jso
 from prefbuild.records import Trajectory
 
 # ``tools`` reads every record of a chat log as a tool-calling log (``auto`` and ``messages`` tell per record).
-FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tools", "tau2")
+FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tools", "tau2", "bfcl")
 
 
 class LabelInputError(PrefbuildError, ValueError):
@@ -46,7 +48,7 @@ class LabelInputError(PrefbuildError, ValueError):
 
 
 def detect_format(record: Any) -> str:
-    """``prefbuild``, ``agentbench``, ``messages`` or ``tau2`` for one decoded JSON record."""
+    """``prefbuild``, ``agentbench``, ``messages``, ``tau2`` or ``bfcl`` for one decoded JSON record."""
     if isinstance(record, dict) and "steps" in record and "outcome" in record:
         return "prefbuild"
     if is_agentbench_record(record):
@@ -55,9 +57,12 @@ def detect_format(record: Any) -> str:
         return "messages"
     if is_tau2_results(record):
         return "tau2"
+    if is_bfcl_result(record):
+        return "bfcl"
     raise ValueError(
         "not a prefbuild trajectory ('steps', 'outcome'), an AgentBench runs.jsonl record ('output.history'), "
-        "a chat log ('messages' or 'conversations') or a tau2-bench results file ('info', 'tasks', 'simulations')"
+        "a chat log ('messages' or 'conversations'), a tau2-bench results file ('info', 'tasks', 'simulations') "
+        "or a BFCL result entry ('id', 'result', 'inference_log')"
     )
 
 
@@ -105,6 +110,8 @@ def read_trajectories(
             # ids as the indented file gets them; a later results record of the file is told apart by its line
             named = source if first else f"{source}:{number}"
             yield from _tau2(record, path, lambda _, where=where: where, model, named)
+        elif chosen == "bfcl":
+            yield from _bfcl(record, path, locate, model)
         else:
             yield _external(record, chosen, locate, source, model, ordinal)
         first = False
@@ -133,6 +140,9 @@ def _document(path: Path, chosen: str | None, model: str) -> Iterator[Trajectory
             chosen = detect_format(record)
         except ValueError as error:
             raise LabelInputError(f"{path}:1: {error}") from error
+    if chosen == "bfcl":
+        yield from _bfcl(record, path, lambda where: f"{path}:{line_of(text, where)}", model)
+        return
     if chosen != "tau2":
         yield _validated(record, f"{path}:1") if chosen == "prefbuild" else _external(
             record, chosen, lambda where: f"{path}:{line_of(text, where)}", source_name(path), model, 0
@@ -150,6 +160,23 @@ def _tau2(
         raise LabelInputError(f"{locate(())}: expected a tau2 results object, got {type(record).__name__}")
     try:
         yield from tau2_trajectories(record, source=source or source_name(path), model=model, locate=locate)
+    except ExternalLogError as error:
+        raise LabelInputError(str(error)) from error
+    except ValidationError as error:
+        field, message = describe_validation_error(error)
+        raise LabelInputError(f"{locate(())}: cannot build a trajectory: {field}: {message}") from error
+
+
+def _bfcl(record: Any, path: Path, locate: Locate, model: str) -> Iterator[Trajectory]:
+    """The trajectory of one BFCL result entry (none for an entry whose inference failed); the model is
+    the result folder's (``result/<model>/multi_turn/``) unless ``--model`` names one; ids are
+    ``<model folder>/<file stem>#<entry id>`` (``<folder>/<file stem>#<entry id>`` elsewhere)."""
+    source = source_name(path)
+    if path.parent.name == "multi_turn" and path.parent.parent.name:
+        source = f"{path.parent.parent.name}/{path.stem}"
+        model = path.parent.parent.name if model == "unknown" else model
+    try:
+        yield from bfcl_trajectories(record, source=source, model=model, locate=locate)
     except ExternalLogError as error:
         raise LabelInputError(str(error)) from error
     except ValidationError as error:

@@ -1,5 +1,5 @@
 """External agent logs that prefbuild can label: AgentBench ``runs.jsonl``, chat message lists
-(household, DBBench and tool-calling agents) and tau2-bench results files."""
+(household, DBBench and tool-calling agents), tau2-bench results files and BFCL multi-turn result files."""
 
 from prefbuild.io.importers.agentbench import agentbench_trajectory, is_agentbench_record, source_name
 from prefbuild.io.importers.convert import ExternalLogError
