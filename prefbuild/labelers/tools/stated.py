@@ -21,6 +21,8 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 _AMOUNT = re.compile(
@@ -78,40 +80,96 @@ _LIGHT_WORDS = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What one source text holds for the figure checks."""
+
+    amounts: frozenset[int]  # every number, in cents
+    money: tuple[int, ...]  # money fields and amounts written with "$", in cents
+    sums: int  # bit k set where some of ``money`` add up to k cents (0: not summed)
+    digit_runs: frozenset[str]
+    dates: frozenset[tuple[int, int]]  # (month, day)
+    words: tuple[str, ...]  # lower-cased
+
+
+@lru_cache(maxsize=256)  # a run's prompts and policies repeat in every episode
+def _read(text: str) -> _Read:
+    fields = [cents for cents in map(_cents, _MONEY_FIELD.findall(text)) if cents]
+    written = (_amount_cents(match) for match in _AMOUNT.finditer(text) if not match.group("scale"))
+    fields += [cents for cents in written if cents]
+    return _Read(
+        amounts=frozenset(cents for cents in map(_cents, _NUMBER.findall(text)) if cents is not None),
+        money=tuple(fields),
+        sums=_subset_sums(fields) if 1 < len(fields) <= _MONEY_FIELDS_SUMMED else 0,
+        digit_runs=frozenset(_DIGITS.findall(text)),
+        dates=frozenset(_dates(text)),
+        words=tuple(_WORD.findall(text.lower())),
+    )
+
+
 class Sources:
-    """What the agent had been shown so far, read as it grows (``add``) for the figure checks."""
+    """What the agent had been shown so far, read as it grows (``add``) for the figure checks; a text
+    is read only once a message needs checking (most turns are calls)."""
 
     def __init__(self) -> None:
-        self._texts: list[list[str]] = []  # each source's words, lower-cased
-        self.amounts: set[int] = set()  # every number of the sources, in cents
-        self.money: set[int] = set()  # money figures: money fields and amounts written with "$", in cents
+        self._pending: list[str] = []
+        self._texts: list[tuple[str, ...]] = []  # each source's words, lower-cased
+        self._amounts: set[int] = set()
+        self._money: set[int] = set()
         self._sums: list[int] = []  # per source with money figures: bit k set where some of them add up to k cents
-        self.digit_runs: set[str] = set()
-        self.dates: set[tuple[int, int]] = set()  # (month, day)
+        self._digit_runs: set[str] = set()
+        self._dates: set[tuple[int, int]] = set()
 
     def add(self, text: str) -> None:
-        """Read one more text the agent was shown (or wrote)."""
-        if not text:
-            return
-        self.amounts.update(cents for cents in map(_cents, _NUMBER.findall(text)) if cents is not None)
-        fields = [cents for cents in map(_cents, _MONEY_FIELD.findall(text)) if cents]
-        written = (_amount_cents(match) for match in _AMOUNT.finditer(text) if not match.group("scale"))
-        fields += [cents for cents in written if cents]
-        self.money.update(fields)
-        if 1 < len(fields) <= _MONEY_FIELDS_SUMMED:
-            self._sums.append(_subset_sums(fields))
-        self.digit_runs.update(_DIGITS.findall(text))
-        self.dates.update(_dates(text))
-        self._texts.append(_WORD.findall(text.lower()))
+        """One more text the agent was shown (or wrote)."""
+        if text:
+            self._pending.append(text)
+
+    def _flush(self) -> None:
+        for text in self._pending:
+            read = _read(text)
+            self._amounts |= read.amounts
+            self._money.update(read.money)
+            if read.sums:
+                self._sums.append(read.sums)
+            self._digit_runs |= read.digit_runs
+            self._dates |= read.dates
+            self._texts.append(read.words)
+        self._pending.clear()
+
+    @property
+    def amounts(self) -> set[int]:
+        """Every number of the sources, in cents."""
+        self._flush()
+        return self._amounts
+
+    @property
+    def money(self) -> set[int]:
+        """The money figures: money fields and amounts written with "$", in cents."""
+        self._flush()
+        return self._money
+
+    @property
+    def digit_runs(self) -> set[str]:
+        self._flush()
+        return self._digit_runs
+
+    @property
+    def dates(self) -> set[tuple[int, int]]:
+        """Every date shown, and the day after a time or an end date, as (month, day)."""
+        self._flush()
+        return self._dates
 
     def adds_up_to(self, cents: int) -> bool:
         """Some money figures of one source, each taken once, add up to ``cents`` (an order's total, the
         payments of a reservation, the refunds an earlier message listed)."""
+        self._flush()
         return cents > 0 and any(sums >> cents & 1 for sums in self._sums)
 
     def holds_quote(self, quote: str) -> bool:
         """``quote``'s words stand together in one source: all its words but light ones (articles, "is",
         "fine") within a stretch of one source at most twice the quote's length."""
+        self._flush()
         words = _WORD.findall(quote.lower())
         needed = {word for word in words if word not in _LIGHT_WORDS}
         if not needed:
