@@ -3,9 +3,9 @@ was marked invented and whether the deployed labeler says "the message states ..
 
     PYTHONPATH=. .venv/bin/python -m tests.labelers.stated_score tests/labelers/stated_probe
 
-A probe folder holds ``marks.jsonl`` (one line per message: ``log``, ``record`` (0-based line of the log)
+A probe folder holds ``marks.jsonl`` (one line per message: ``log``, ``record`` (1-based line of the log)
 and ``step``, or ``id`` and ``step`` with the episodes of ``episodes.py`` in ``tau2_runs.jsonl``'s order;
-``invented``: the invented figures, empty for a clean message) and the played logs. Marks are checked
+``invented``: the invented figures, empty or false for a clean message) and the played logs. Marks are checked
 strictly: each must point at a played step that is a message (no tool call).
 """
 
@@ -71,7 +71,7 @@ def _marked(folder: Path) -> list[tuple[Trajectory, int, dict[str, Any]]]:
         where = f"{folder / 'marks.jsonl'}:{number}"
         if not isinstance(mark.get("invented"), list | bool):
             raise ValueError(f"{where}: 'invented' must be a list of figures or a bool")
-        trajectory = by_id[mark["id"]] if "id" in mark else log(mark["log"])[mark["record"]]
+        trajectory = by_id[mark["id"]] if "id" in mark else log(mark["log"])[mark["record"] - 1]
         step = mark["step"]
         if not 0 <= step < len(trajectory.steps) or not is_message(trajectory.steps[step]):
             raise ValueError(f"{where}: step {step} of {trajectory.id} is not a message to the person")

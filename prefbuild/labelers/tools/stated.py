@@ -1,6 +1,6 @@
 """Facts a message to a person states that nothing the agent was shown holds: an amount, a number of
-four digits or more (a card's last digits), an order id (``#W7284266``), a date, or a quoted content it
-says it read.
+four digits or more (a card's last digits), an order id (``#W7284266``), a date, a clock time, or a
+quoted content it says it read.
 
 The agent's sources at a step are everything it had seen: the prompt (a policy, the tools), every
 observation so far (tool results, the person's own words) and its own earlier turns (their calls'
@@ -57,12 +57,18 @@ _DATE_WITH_NEXT_DAY = re.compile(
     r"|end(?:_date)?\"\s*:\s*\"(?P<end_year>\d{4})-(?P<end_month>\d{2})-(?P<end_day>\d{2})",
     re.IGNORECASE,
 )
+# A clock time, 24-hour ("15:00:00") or with AM/PM ("3:00 PM").
+_TIME = re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::\d{2})?(?:\s*(?P<half>[AaPp])\.?[Mm]\b\.?)?")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# A number standing alone in a source: not a part of an id ("HAT006", "W93001") nor of a date or a time.
+_FIGURE = re.compile(r"(?<![\w.:-])\d[\d,]*(?:\.\d+)?(?![\w:-]|\.\w)")
 # The money of a JSON result ("price": 153.23, "amount": 296): what a total or a refund adds up.
 _MONEY_FIELD = re.compile(
     r"\"[\w ]*(?:price|amount|total|balance|cost|fee|refund|paid|payment|charge|due)[\w ]*\"\s*:\s*(\d+(?:\.\d+)?)",
     re.IGNORECASE,
 )
+# A prices object ("prices": {"basic_economy": 65, "economy": 114}): every number inside is money.
+_PRICES = re.compile(r"\"\w*prices\"\s*:\s*\{([^{}]*)\}", re.IGNORECASE)
 _MONEY_FIELDS_SUMMED = 30  # a result with more money fields than this is not summed (its sums match anything)
 _COUNTS = range(2, 10)  # passengers, items: what a price is multiplied or divided by
 _DIGITS = re.compile(r"\d+")
@@ -89,20 +95,23 @@ class _Read:
     sums: int  # bit k set where some of ``money`` add up to k cents (0: not summed)
     digit_runs: frozenset[str]
     dates: frozenset[tuple[int, int]]  # (month, day)
+    times: frozenset[tuple[int, int]]  # (hour, minute), 24-hour
     words: tuple[str, ...]  # lower-cased
 
 
 @lru_cache(maxsize=256)  # a run's prompts and policies repeat in every episode
 def _read(text: str) -> _Read:
     fields = [cents for cents in map(_cents, _MONEY_FIELD.findall(text)) if cents]
+    fields += [cents for inner in _PRICES.findall(text) for cents in map(_cents, _NUMBER.findall(inner)) if cents]
     written = (_amount_cents(match) for match in _AMOUNT.finditer(text) if not match.group("scale"))
     fields += [cents for cents in written if cents]
     return _Read(
-        amounts=frozenset(cents for cents in map(_cents, _NUMBER.findall(text)) if cents is not None),
+        amounts=frozenset(cents for cents in map(_cents, _FIGURE.findall(text)) if cents is not None),
         money=tuple(fields),
         sums=_subset_sums(fields) if 1 < len(fields) <= _MONEY_FIELDS_SUMMED else 0,
         digit_runs=frozenset(_DIGITS.findall(text)),
         dates=frozenset(_dates(text)),
+        times=frozenset(time for match in _TIME.finditer(text) if (time := _time_of(match)) is not None),
         words=tuple(_WORD.findall(text.lower())),
     )
 
@@ -119,6 +128,7 @@ class Sources:
         self._sums: list[int] = []  # per source with money figures: bit k set where some of them add up to k cents
         self._digit_runs: set[str] = set()
         self._dates: set[tuple[int, int]] = set()
+        self._times: set[tuple[int, int]] = set()
 
     def add(self, text: str) -> None:
         """One more text the agent was shown (or wrote)."""
@@ -134,6 +144,7 @@ class Sources:
                 self._sums.append(read.sums)
             self._digit_runs |= read.digit_runs
             self._dates |= read.dates
+            self._times |= read.times
             self._texts.append(read.words)
         self._pending.clear()
 
@@ -153,6 +164,12 @@ class Sources:
     def digit_runs(self) -> set[str]:
         self._flush()
         return self._digit_runs
+
+    @property
+    def times(self) -> set[tuple[int, int]]:
+        """Every clock time shown, as (hour, minute) on a 24-hour clock."""
+        self._flush()
+        return self._times
 
     @property
     def dates(self) -> set[tuple[int, int]]:
@@ -208,16 +225,28 @@ def unsupported_statement(message: str, sources: Sources) -> str | None:
         masked = masked.replace(match.group(0), " " * len(match.group(0)), 1)
         if date is not None and date not in sources.dates:
             return f"the date '{match.group(0)}', which nothing the agent was shown holds"
+    for match in _TIME.finditer(masked):
+        time = _time_of(match)
+        masked = masked.replace(match.group(0), " " * len(match.group(0)), 1)
+        # without AM/PM ("3:00-5:00 PM", "at 4:00") a time may be either half of the day
+        readings = {time}
+        if time is not None and not match.group("half"):
+            readings |= {(time[0] % 12, time[1]), (time[0] % 12 + 12, time[1])}
+        if time is not None and readings.isdisjoint(sources.times):
+            return f"the time '{match.group(0).strip()}', which nothing the agent was shown holds"
     unfound = _unfound_amounts(masked, sources)
     if unfound:
         return f"the amount '{unfound[0]}', which no tool returned nor the figures shown make"
     masked = _AMOUNT.sub(lambda match: " " * len(match.group(0)), masked)
+    told = {cents for cents in map(_cents, _NUMBER.findall(message)) if cents in sources.amounts}
     for match in _LONG_NUMBER.finditer(masked):
         number = match.group(0)
-        if not any(run == number or run.endswith(number) for run in sources.digit_runs) and not _made_from(
-            int(number) * 100, sources
-        ):  # an id, a card's last digits, or a total told without its dollar sign
-            return f"'{number}', which nothing the agent was shown holds"
+        cents = int(number) * 100
+        if any(run == number or run.endswith(number) for run in sources.digit_runs):
+            continue  # an id, a card's last digits
+        if _made_from(cents, sources) or _combines(cents, told - {cents}, set()):
+            continue  # a total told without its dollar sign; a difference of figures the message names
+        return f"'{number}', which nothing the agent was shown holds"
     for match in _HASH_ID.finditer(message):
         if match.group(1) not in sources.digit_runs:
             return f"the id '{match.group(0)}', which nothing the agent was shown holds"
@@ -252,11 +281,13 @@ def _unfound_amounts(message: str, sources: Sources) -> list[str]:
 
 
 def _combines(cents: int, backed: set[int], money: set[int]) -> bool:
-    """``cents`` is two or three of the message's backed amounts added, two subtracted, or one of them
-    plus or minus a money figure of the sources, or times or divided by a small count."""
+    """``cents`` is two or three of the message's backed amounts added, two subtracted (either times a
+    small count), or one of them plus or minus a money figure of the sources, or times or divided by a
+    small count."""
     for first, second in combinations(backed, 2):
-        if cents in (first + second, abs(first - second)):
-            return True
+        made = (first + second, abs(first - second))
+        if cents in made or any(cents == value * count for value in made for count in _COUNTS):
+            return True  # a total, a difference, or one per passenger times the passengers
     if any(cents == sum(three) for three in combinations(backed, 3)):
         return True
     return any(
@@ -324,3 +355,14 @@ def _date_of(match: re.Match[str]) -> tuple[int, int] | None:
     if month is None or not 1 <= month <= 12 or not 1 <= day <= 31:
         return None
     return month, day
+
+
+def _time_of(match: re.Match[str]) -> tuple[int, int] | None:
+    hour, minute, half = int(match.group("hour")), int(match.group("minute")), match.group("half")
+    if half is not None:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half.lower() == "p" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    return hour, minute
