@@ -126,11 +126,13 @@ RESULTS = [
         "You can still cancel until May 5.",  # the day after a booking's time: a 24-hour window
         'The screen shows "nothing important here, yet another line".',  # a light paraphrase of a result
         "Order #W9300146 is yours.",
+        "It leaves at 3:00-5:00 PM, or 11:12 PM the night before.",  # a range's AM/PM; a time shown
     ],
 )
 def test_a_figure_the_agent_was_shown_or_computed_is_not_stated_from_nowhere(message: str) -> None:
     sources = read_sources([*RESULTS, "My zip is 19031.", "Policy: offer a $50 certificate per passenger.",
-                            '{"created_at": "2024-05-04T23:12:06", "fee": 55.0}'])
+                            '{"created_at": "2024-05-04T23:12:06", "fee": 55.0}',
+                            '{"departure": "15:00:00", "arrival": "17:00:00", "time": "23:12"}'])
     assert unsupported_statement(message, sources) is None
 
 
@@ -144,6 +146,7 @@ def test_a_figure_the_agent_was_shown_or_computed_is_not_stated_from_nowhere(mes
         ("Your other order #W9300164 is pending.", "#W9300164"),  # two digits swapped
         ("The kettle is $58.25, so $6 more than the lamp's fee.", "$58.25"),  # 52.25 + a count is no money
         ("That would be a $15 restocking fee.", "$15"),
+        ("Your flight departs at 7:30 AM.", "7:30 AM"),
     ],
 )
 def test_a_figure_nothing_returned_is_named(message: str, named: str) -> None:
