@@ -2,12 +2,12 @@
 
 Inputs are prefbuild trajectory files or external logs (AgentBench ``runs.jsonl``, chat
 ``messages`` or ShareGPT ``conversations`` JSONL of household, DBBench or tool-calling agents,
-tau2-bench results files, BFCL multi-turn result files: one trajectory per entry, replayed
-through the bfcl env), one record per line or, as dataset dumps ship them, one JSON array of
-records (read whole), or one indented JSON document (a tau2 results file, read whole: one
-trajectory per simulation); the format is detected from the first record unless given (a chat
-log's record is read as a household, DBBench or tool log by its own turns). Output
-goes to a temporary file next to the target and is renamed into place only when every
+slime tau2 pipeline trajectories, tau2-bench results files, BFCL multi-turn result files: one
+trajectory per entry, replayed through the bfcl env), one record per line or, as dataset dumps ship
+them, one JSON array of records (read whole), or one indented JSON document (a tau2 results file,
+read whole: one trajectory per simulation); the format is detected from the first record unless
+given (a chat log's record is read as a household, DBBench, tool or slime log by its own turns).
+Output goes to a temporary file next to the target and is renamed into place only when every
 record was written, so an interrupted run never leaves a half-written file behind.
 """
 
@@ -29,7 +29,9 @@ from prefbuild.io.importers import (
     agentbench_trajectory,
     is_agentbench_record,
     is_messages_record,
+    is_slime_record,
     messages_trajectory,
+    slime_trajectory,
     source_name,
 )
 from prefbuild.io.importers.bfcl import bfcl_trajectories, is_bfcl_result
@@ -39,8 +41,9 @@ from prefbuild.io.importers.tool_chat import tool_chat_trajectory
 from prefbuild.io.jsonl import JsonlWriter, RecordError, atomic_path, decode_json_line, iter_lines, read_records
 from prefbuild.records import Trajectory
 
-# ``tools`` reads every record of a chat log as a tool-calling log (``auto`` and ``messages`` tell per record).
-FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tools", "tau2", "bfcl")
+# ``tools`` reads every record of a chat log as a tool-calling log, ``slime`` as a slime tau2 pipeline
+# trajectory (``auto`` and ``messages`` tell per record).
+FORMATS = ("auto", "prefbuild", "agentbench", "messages", "tools", "slime", "tau2", "bfcl")
 
 
 class LabelInputError(PrefbuildError, ValueError):
@@ -61,7 +64,8 @@ def detect_format(record: Any) -> str:
         return "bfcl"
     raise ValueError(
         "not a prefbuild trajectory ('steps', 'outcome'), an AgentBench runs.jsonl record ('output.history'), "
-        "a chat log ('messages' or 'conversations'), a tau2-bench results file ('info', 'tasks', 'simulations') "
+        "a chat log ('messages' or 'conversations'), a slime tau2 trajectory ('prompt' turns with [ACTION] or "
+        "<tool_call> actions), a tau2-bench results file ('info', 'tasks', 'simulations') "
         "or a BFCL result entry ('id', 'result', 'inference_log')"
     )
 
@@ -333,6 +337,8 @@ def _external(record: Any, fmt: str, locate: Locate, source: str, model: str, or
     try:
         if fmt == "agentbench":
             return agentbench_trajectory(record, source=source, model=model, where=where)
+        if fmt == "slime" or (fmt == "tools" and is_slime_record(record)):
+            return slime_trajectory(record, default_id=f"{source}#{ordinal}", model=model, locate=locate)
         if fmt == "tools":
             return tool_chat_trajectory(record, default_id=f"{source}#{ordinal}", model=model, locate=locate)
         return messages_trajectory(record, default_id=f"{source}#{ordinal}", model=model, where=where, locate=locate)

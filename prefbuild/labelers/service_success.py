@@ -13,7 +13,10 @@ readings do not apply to a conversation. Which part of the work failed comes fro
   a turn that failed without such a message claims nothing (a question, a plain report).
 
 A reply that only says something went wrong, asks, or hands the customer over claims nothing
-(``service_claims.work_done_claim``).
+(``service_claims.work_done_claim``). What a message said is the message of its action, as the env's
+protocol read the turn (``said_text``: no reasoning blocks, no wrapper such as the slime pipeline's
+``respond(content=...)``); in tau2 the last message is the one before the agent's own stop
+(``###STOP###``, the slime pipeline's ``done()``), which tells the customer nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.service_claims import work_done_claim
 from prefbuild.labelers.text import short
 from prefbuild.records import FailureMode, Label, Step, Trajectory
+from prefbuild.tooluse.actions import decode_action
+from prefbuild.tooluse.slime import AGENT_STOP
 
 # tau2's reward parts that judge the work done (its DB, env assertions, actions, NL assertions), as
 # opposed to COMMUNICATE, which judges what the agent told the customer.
@@ -70,12 +75,48 @@ def is_message(step: Step) -> bool:
     return not step.tool_calls and step.format_ok and not step.facts.problems
 
 
+def said_text(step: Step) -> str:
+    """The words a message turn sent to the person: the message of its action as the env's protocol read
+    the turn (the text without reasoning blocks, or the ``content`` of a slime ``respond(...)``); the raw
+    text where the action holds none.
+
+    Example:
+        >>> from prefbuild.records import Step
+        >>> turn = Step(index=0, observation="", raw_output="<think>x</think>Done.", action='{"message": "Done."}')
+        >>> said_text(turn)
+        'Done.'
+    """
+    if step.action is not None and not step.tool_calls:
+        message = decode_action(step.action).message
+        if message:
+            return message
+    return step.raw_output
+
+
+def closing_message(steps: list[Step]) -> Step:
+    """The step whose words end a conversation: the last one, or the one before where the last is the
+    agent's own stop (tau2's ``###STOP###`` message, the slime pipeline's ``done()``), which says nothing.
+
+    Example:
+        >>> from prefbuild.records import Step, StepFacts
+        >>> said = Step(index=0, observation="", raw_output="Done!", action='{"message": "Done!"}')
+        >>> stop = Step(index=1, observation="", raw_output="done()", action='{"message": "###STOP###"}',
+        ...             facts=StepFacts(final=True))
+        >>> closing_message([said, stop]).index
+        0
+    """
+    last = steps[-1]
+    if len(steps) > 1 and last.facts.final and said_text(last).strip() == AGENT_STOP:
+        return steps[-2]
+    return last
+
+
 class ServiceSuccessLabeler(Labeler):
     """Labels a message that tells the customer or user the work is done when the grader failed the work."""
 
     name: ClassVar[str] = "service_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2  # 2: said_text; the message before the agent's own stop
     envs: ClassVar[tuple[str, ...]] = ("tau2", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.85}
 
@@ -85,13 +126,14 @@ class ServiceSuccessLabeler(Labeler):
             return []
         if trajectory.env.name == "bfcl":
             return self._failed_turns(steps)
-        return self._failed_conversation(steps[-1])
+        return self._failed_conversation(closing_message(steps), steps[-1])
 
-    def _failed_conversation(self, last: Step) -> list[Label]:
-        """tau2: the last message, where it claims the work done and a part other than what it told failed."""
-        if not is_message(last):
+    def _failed_conversation(self, told: Step, last: Step) -> list[Label]:
+        """tau2: the last message ``told``, where it claims the work done and a part other than what it told
+        failed (by the verdict on the ``last`` step)."""
+        if not is_message(told):
             return []
-        said = work_done_claim(last.raw_output)
+        said = work_done_claim(said_text(told))
         if said is None:
             return []
         failed = tau2_failed_parts(last)
@@ -99,7 +141,7 @@ class ServiceSuccessLabeler(Labeler):
             return []  # the work was done; what it told the customer failed (tool_wrong_answer)
         parts = f" ({', '.join(sorted(failed))} failed)" if failed else ""
         evidence = f"the last message says '{short(said, 60)}' but the grader failed the episode{parts}"
-        return [self.make_label(last, self.config["confidence"], evidence)]
+        return [self.make_label(told, self.config["confidence"], evidence)]
 
     def _failed_turns(self, steps: list[Step]) -> list[Label]:
         """BFCL: the closing message of each turn that failed BFCL's checks, where it claims the work done."""
@@ -114,7 +156,7 @@ class ServiceSuccessLabeler(Labeler):
                 why = "its checks"
             if not failed or not is_message(step):
                 continue
-            said = work_done_claim(step.raw_output)
+            said = work_done_claim(said_text(step))
             if said is not None:
                 evidence = f"the message says '{short(said, 60)}' but BFCL failed the turn ({short(why, 60)})"
                 labels.append(self.make_label(step, self.config["confidence"], evidence))

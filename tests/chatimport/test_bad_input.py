@@ -117,3 +117,66 @@ def test_in_a_json_array_the_error_names_the_line_of_the_field(tmp_path: Path) -
     path.write_text(text, encoding="utf-8")
     line = text[: text.index('"call_zz"')].count("\n") + 1
     assert refused(path, tmp_path).startswith(f"error: {path}:{line} messages[3].tool_call_id: 'call_zz' answers")
+
+
+# The slime tau2 pipeline's trajectories (tests/chatimport/data/slime_*.jsonl).
+SLIME_ACTION = SHAREGPT.parent / "slime_action.jsonl"
+SLIME_NATIVE = SHAREGPT.parent / "slime_native.jsonl"
+
+
+def slime_record() -> dict[str, Any]:
+    """``[airline]5[sample_0]``: system, customer, two lookups and their results, respond, customer, done()."""
+    return json.loads(SLIME_ACTION.read_text(encoding="utf-8").splitlines()[0])
+
+
+def slime_native_record() -> dict[str, Any]:
+    """``[retail]22[sample_3]`` (under ``prompt``): a call of an unknown tool, its result, a lookup, respond."""
+    return json.loads(SLIME_NATIVE.read_text(encoding="utf-8").splitlines()[1])
+
+
+def _turn_text(position: int, text: str, key: str = "prompt") -> Callable[[dict[str, Any]], None]:
+    return _set((key, position, "content"), text)
+
+
+SLIME_CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], None], str]] = {
+    "prompt not a list": (slime_record, _set(("prompt",), "Hi"), "prompt: expected a list of chat turns, got str"),
+    "a turn not an object": (slime_record, _set(("prompt", 2), "get_user_details()"),
+                             "prompt[2]: expected a chat turn object with 'role' and 'content'"),
+    "unknown role": (slime_record, _set(("prompt", 1, "role"), "customer"),
+                     "prompt[1].role: unknown role 'customer'; a slime tau2 trajectory has system, user and assistant"),
+    "content a number": (slime_record, _set(("prompt", 1, "content"), 7), "prompt[1].content: expected text, got int"),
+    # after respond(...) the customer speaks: no call waits for a result
+    "a result after respond": (slime_record, _turn_text(7, '[TOOL_RESULT]\nrespond(content="x")\nok\n[/TOOL_RESULT]'),
+                               "prompt[7].content: a tool result with no call before it"),
+    "a second result for one call": (slime_record, lambda record: record["prompt"].insert(4, record["prompt"][3]),
+                                     "prompt[4].content: a tool result with no call before it"),
+    "a result of another tool": (slime_record,
+                                 _turn_text(3, '[TOOL_RESULT]\nget_order_details(order_id="#W1")\n{}\n[/TOOL_RESULT]'),
+                                 "prompt[3].content: the result of 'get_order_details', but prompt[2] called "
+                                 "'get_user_details'"),
+    "an unclosed result": (slime_record, _turn_text(3, '[TOOL_RESULT]\nget_user_details(user_id="mia_li_3668")\n{}'),
+                           "prompt[3].content: a [TOOL_RESULT] block without [/TOOL_RESULT] at its end"),
+    "a native result after a broken call": (
+        slime_native_record, _turn_text(2, '<tool_call>\n{"name": "lookup_order", "arguments": {\n</tool_call>'),
+        "prompt[3].content: a tool result with no call before it"),
+    "metadata not an object": (slime_record, _set(("metadata",), ["airline"]),
+                               "metadata: expected an object, got list"),
+    "success not true or false": (slime_record, _set(("metadata", "success"), "yes"),
+                                  "metadata.success: expected true or false, got str"),
+    "partial score above 1": (slime_record, _set(("metadata", "partial_score"), 1.5),
+                              "metadata.partial_score: expected a number from 0 to 1, got 1.5"),
+    "domain not text": (slime_record, _set(("metadata", "domain"), 3), "metadata.domain: expected a string, got int"),
+    "task_id not text": (slime_record, _set(("task_id",), 5), "task_id: expected a string, got int"),
+}
+
+
+@pytest.mark.parametrize("case", SLIME_CASES, ids=str)
+def test_a_broken_slime_record_gives_one_located_error_line(case: str, tmp_path: Path) -> None:
+    make, change, message = SLIME_CASES[case]
+    good, bad = make(), make()
+    change(bad)
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    assert refused(path, tmp_path).startswith(f"error: {path}:2 {message}")
+    path.write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
+    assert refused(path, tmp_path).startswith(f"error: {path}:1 {message}")

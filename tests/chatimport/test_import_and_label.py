@@ -252,7 +252,8 @@ def test_the_docstring_examples_run() -> None:
 
 def test_the_fixture_data_dir_holds_only_the_documented_files() -> None:
     assert sorted(path.name for path in DATA.iterdir()) == ["expected.json", "hermes.jsonl", "openai.jsonl",
-                                                           "sharegpt.json"]
+                                                           "sharegpt.json", "slime_action.jsonl",
+                                                           "slime_expected.json", "slime_native.jsonl"]
 
 
 @pytest.mark.parametrize(("env", "final", "modes"), [

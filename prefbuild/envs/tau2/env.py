@@ -51,6 +51,7 @@ from prefbuild.envs.tau2.package import (
     user_openai_tools,
 )
 from prefbuild.envs.tau2.protocol import Tau2Protocol
+from prefbuild.envs.tau2.slime import SlimeActionProtocol, SlimeProtocol
 from prefbuild.envs.tau2.users import LlmUser, ScriptedUser, SimulatedUser, is_stop
 from prefbuild.records import Message, Role, StepFacts, TaskInfo, ToolCallFacts
 from prefbuild.tooluse.actions import decode_action
@@ -123,7 +124,10 @@ class Tau2Env(Env):
     """
 
     name: ClassVar[str] = "tau2"
-    protocols: ClassVar[dict[str, type[Protocol]]] = {"hermes": Tau2Protocol}
+    # slime / slime-action read and write the slime tau2 pipeline's turns (its imported trajectories)
+    protocols: ClassVar[dict[str, type[Protocol]]] = {
+        "hermes": Tau2Protocol, "slime": SlimeProtocol, "slime-action": SlimeActionProtocol,
+    }
     # A task's type is its domain (pass@k by domain); ``options.domain`` picks the one an env plays.
     task_types: ClassVar[tuple[str, ...]] = DOMAINS
 

@@ -11,7 +11,8 @@ read as the AgentBench importer reads a DBBench ``runs.jsonl`` history.
 
 Optional top-level fields: ``id``, ``success`` / ``won`` (bool) or ``reward`` (number),
 ``model``. Without an outcome the trajectory is marked ``task.meta['outcome_known'] = False``.
-A chat log of a tool-calling agent (tools, tool calls, tool results) is read by ``tool_chat``.
+A chat log of a tool-calling agent (tools, tool calls, tool results) is read by ``tool_chat``, a
+slime tau2 pipeline trajectory (``prompt`` turns with ``[ACTION]`` / ``<tool_call>`` actions) by ``slime``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from prefbuild.io.importers.convert import (
 )
 from prefbuild.io.importers.located import Locate
 from prefbuild.io.importers.parsing import parse_turn, step_fields
+from prefbuild.io.importers.slime import slime_trajectory
+from prefbuild.io.importers.slime_turns import is_slime_record
 from prefbuild.io.importers.tool_chat import tool_chat_trajectory, tool_log_evidence
 from prefbuild.labelers.household_text import parse_goal
 from prefbuild.labelers.text import is_completion_claim
@@ -57,8 +60,10 @@ CHAT_KEYS = ("messages", "conversations")
 
 def is_messages_record(record: Any) -> bool:
     """A chat log's record: ``messages`` or ``conversations`` (whatever they hold: the importer says
-    what is wrong with them), and no prefbuild ``steps``."""
-    return isinstance(record, dict) and "steps" not in record and any(key in record for key in CHAT_KEYS)
+    what is wrong with them), or a slime tau2 trajectory's ``prompt`` (``slime_turns.is_slime_record``),
+    and no prefbuild ``steps``."""
+    return isinstance(record, dict) and "steps" not in record and (
+        any(key in record for key in CHAT_KEYS) or is_slime_record(record))
 
 
 _REACT_LINE = re.compile(
@@ -157,12 +162,15 @@ def messages_trajectory(
     """One ``{"messages": [...]}`` (or ShareGPT ``{"conversations": [...]}``) record as a household,
     DBBench or tool Trajectory; ``ExternalLogError`` on bad input.
 
-    A record with tools, structured tool calls or ``function_call`` turns is a tool-calling log
-    (``tool_chat``); one with only Hermes tool text or tool results is one unless it states a
-    household task or opens with the DBBench instruction (a household model may write a
-    ``<tool_call>`` by mistake). ``locate`` gives ``file:line`` of a JSON path in the record
-    (default: ``where``).
+    A slime tau2 trajectory (``prompt`` or ``messages`` with the pipeline's ``[ACTION]`` / result
+    text, ``slime_turns.is_slime_record``) is read by ``slime``. A record with tools, structured
+    tool calls or ``function_call`` turns is a tool-calling log (``tool_chat``); one with only
+    Hermes tool text or tool results is one unless it states a household task or opens with the
+    DBBench instruction (a household model may write a ``<tool_call>`` by mistake). ``locate``
+    gives ``file:line`` of a JSON path in the record (default: ``where``).
     """
+    if is_slime_record(record):
+        return slime_trajectory(record, default_id=default_id, model=model, locate=locate or (lambda _: where))
     key = next((key for key in CHAT_KEYS if key in record), None)
     if key is None:
         raise ExternalLogError(f"{where}: no 'messages' (or ShareGPT 'conversations') list of chat turns")

@@ -157,6 +157,17 @@ def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate
         )
 
 
+def not_found_tool(content: str) -> str | None:
+    """The tool a tau2 result says does not exist (``Error: Tool 'x' not found.``), or None.
+
+    Example:
+        >>> not_found_tool("Error: Tool 'get_flight_info' not found."), not_found_tool("Error: User not found")
+        ('get_flight_info', None)
+    """
+    match = _NOT_FOUND.match(content.strip())
+    return match.group("name") if match else None
+
+
 @cache
 def installed_domain_tools(domain: str) -> list[dict[str, Any]] | None:
     """The agent's tools of ``domain`` as the installed tau2 hands them to the model (``Tool.openai_schema``
@@ -173,7 +184,7 @@ def installed_domain_tools(domain: str) -> list[dict[str, Any]] | None:
         return domain_tools(new_environment(domain))
     except (Tau2Unavailable, ValueError) as error:
         logger.warning(
-            "tau2 results of domain %r: the file holds no tool definitions and they cannot be taken from tau2 (%s); "
+            "tau2 episodes of domain %r: the file holds no tool definitions and they cannot be taken from tau2 (%s); "
             "the trajectories carry no tools, so exports lack them and unknown tools and bad arguments are read "
             "from tau2's error texts", domain, error,
         )
@@ -394,7 +405,7 @@ def _turn(message: dict[str, Any]) -> ChatTurn:
         return ChatTurn(
             role="tool", content=content, call_id=str(message.get("id") or "") or None, failed=failed,
             error=content.split("\n", 1)[0] if failed else None,
-            not_offered=failed and _NOT_FOUND.match(content.strip()) is not None,
+            not_offered=failed and not_found_tool(content) is not None,
         )
     calls = tuple(
         RawCall(id=str(call.get("id") or f"call_{position}"), name=call["name"], arguments=call["arguments"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from prefbuild.labelers.service_success import is_message, tau2_failed_parts
+from prefbuild.labelers.service_success import closing_message, is_message, said_text, tau2_failed_parts
 from prefbuild.labelers.text import short
 from prefbuild.labelers.tools.calls import ToolLabeler, broken_call_problems, tool_steps
 from prefbuild.labelers.tools.stated import Sources, read_sources, unsupported_statement
@@ -64,7 +64,7 @@ class HallucinatedToolOutputLabeler(ToolLabeler):
 
     name: ClassVar[str] = "hallucinated_tool_output"
     mode: ClassVar[str] = FailureMode.hallucinated_tool_output.value
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3  # 3: a message is read as the protocol read it (said_text)
     defaults: ClassVar[dict[str, Any]] = {
         "tag_confidence": 0.95,
         "after_call_confidence": 0.85,
@@ -102,7 +102,9 @@ class HallucinatedToolOutputLabeler(ToolLabeler):
                 labels.append(self.make_label(step, self.config["after_call_confidence"], evidence))
             elif (quoted := self._quoted(trajectory, step)) is not None:
                 labels.append(self.make_label(step, self.config["quoted_confidence"], quoted))
-            elif sources is not None and is_message(step) and (stated := unsupported_statement(text, sources)):
+            elif sources is not None and is_message(step) and (
+                stated := unsupported_statement(said_text(step), sources)
+            ):
                 evidence = f"the message states {stated}"
                 labels.append(self.make_label(step, self.config["stated_confidence"], evidence))
             if sources is not None:
@@ -120,6 +122,7 @@ class ToolWrongAnswerLabeler(ToolLabeler):
 
     name: ClassVar[str] = "tool_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
+    version: ClassVar[int] = 2  # 2: the answer is the message before the agent's own stop (tau2's ###STOP###)
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.premature_success.value,)
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
@@ -127,15 +130,16 @@ class ToolWrongAnswerLabeler(ToolLabeler):
     def label(self, trajectory: Trajectory) -> list[Label]:
         if trajectory.outcome.success or not trajectory.steps:
             return []
-        last = trajectory.steps[-1]
+        verdict = trajectory.steps[-1]  # where the env (or the importer) kept the grader's verdict
+        last = closing_message(trajectory.steps)  # the agent's own stop (tau2's ###STOP###) answers nothing
         if last.tool_calls or broken_call_problems(last):
             return []  # a call, or an attempt at one: not an answer
-        failed = tau2_failed_parts(last) if trajectory.env.name == "tau2" else None
+        failed = tau2_failed_parts(verdict) if trajectory.env.name == "tau2" else None
         if failed is not None:
             if "COMMUNICATE" not in failed or not is_message(last):
                 return []
-            told = short(last.raw_output, 60)
-            evidence = f"the last message '{told}' fails tau2's communicate check: {_untold(last)}"
+            told = short(said_text(last), 60)
+            evidence = f"the last message '{told}' fails tau2's communicate check: {_untold(verdict)}"
             return [self.make_label(last, self.config["confidence"], evidence)]
         if not last.facts.final or last.facts.won is not False or last.valid is False:
             return []

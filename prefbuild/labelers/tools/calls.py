@@ -16,7 +16,8 @@ _BROKEN_CALL = re.compile(
     r"tool_call|tool call (?:is not|without)|arguments of .* are not|\.name is missing|tool_calls\[|tool_calls is",
     re.IGNORECASE,
 )
-_CALL_TEXT = re.compile(r"<\s*/?\s*tool_call|\"name\"\s*:|\"arguments\"\s*:", re.IGNORECASE)
+# A call written in a turn's text: Hermes tags or JSON keys, or the slime tau2 pipeline's [ACTION] block.
+_CALL_TEXT = re.compile(r"<\s*/?\s*tool_call|\"name\"\s*:|\"arguments\"\s*:|\[/?ACTION\]", re.IGNORECASE)
 _UNKNOWN = re.compile(r"unknown (?:tool|function)|not a plain function name|no such tool", re.IGNORECASE)
 # A code kernel names each run in its tracebacks ('File "<cell 2>"'): the same failure of a re-run reads
 # the same once the name is dropped.
