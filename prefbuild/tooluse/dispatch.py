@@ -170,7 +170,8 @@ def checked_toolbox(tools: Sequence[Mapping[str, Any]]) -> ToolBox | str:
 
     Checking a schema costs milliseconds a tool and a run offers the same few tool lists in every
     episode, so each distinct list is checked once and its ToolBox shared (also kept for the list
-    object last asked about: the labelers of one trajectory ask in turn).
+    object last asked about: the labelers of one trajectory ask in turn). The shared box holds its
+    own copy of the definitions, as a tuple: a caller must not change them (copy them to edit).
 
     Args:
         tools: OpenAI tool definitions.
@@ -193,7 +194,7 @@ def checked_toolbox(tools: Sequence[Mapping[str, Any]]) -> ToolBox | str:
 @lru_cache(maxsize=64)
 def _checked_by_content(tools_json: str) -> ToolBox | str:
     try:
-        box = ToolBox(json.loads(tools_json))
+        box = ToolBox(tuple(json.loads(tools_json)))  # shared by every caller: not to be grown in place
         box.validators  # noqa: B018 - a broken schema is found here, once
     except (jsonschema.SchemaError, KeyError, TypeError, AttributeError) as error:
         # handled: returned as the reason the definitions are unusable, for the caller to report

@@ -28,6 +28,7 @@ see ``hints``); ``max_errors``; ``judge`` (a ``ChatModelConfig`` mapping, or Non
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -417,7 +418,7 @@ class Tau2Env(Env):
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The agent's tools of the current episode (OpenAI definitions, as tau2 writes them)."""
-        return [dict(tool) for tool in self._box.tools]
+        return copy.deepcopy(list(self._box.tools))  # the box is shared by every episode of the domain
 
     @property
     def trajectory(self) -> list[Any]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,6 +203,23 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def _seconds(value: Any) -> float | None:
+    """A recorded latency in seconds; None for one that is no finite duration (a flag, a negative or
+    overflowing number, text).
+
+    Example:
+        >>> _seconds(1.5), _seconds(True), _seconds(10**400), _seconds(-1)
+        (1.5, None, None, None)
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:  # handled: an integer past a float's range is no duration
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 @dataclass
 class _Replay:
     """One entry played again through the env, step by step, building the trajectory's steps."""
@@ -282,7 +300,7 @@ class _Replay:
             reward=result.reward,
             done=result.done,
             usage=usage,
-            latency_s=float(latency) if isinstance(latency, int | float) and latency >= 0 else None,
+            latency_s=_seconds(latency),
             facts=facts,
             info=info,
         ))

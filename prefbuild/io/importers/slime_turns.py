@@ -22,6 +22,7 @@ from typing import Any
 from prefbuild.io.importers.chat_turns import call_failure
 from prefbuild.io.importers.located import JsonPath, Locate, fail, field_name
 from prefbuild.io.importers.tau2 import not_found_tool
+from prefbuild.io.importers.tool_chat import has_tools
 from prefbuild.io.importers.tool_steps import ChatTurn
 from prefbuild.tooluse.slime import DONE, RESPOND, called_name, parse_slime_turn
 
@@ -55,7 +56,7 @@ def is_slime_record(record: Any) -> bool:
     tau2 = isinstance(metadata, dict) and any(key in metadata for key in _TAU2_KEYS)
     if "prompt" in record and "messages" not in record:
         return tau2 or _marked(record["prompt"], calls_count=True)
-    if "messages" not in record or "tools" in record or "env" in record:
+    if "messages" not in record or has_tools(record.get("tools")) or "env" in record:
         return False
     return _marked(record["messages"], calls_count=tau2)
 

@@ -35,11 +35,12 @@ tool-calling agents (``tool_chat``) are.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
 from collections.abc import Iterator, Sequence
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from prefbuild.io.importers.located import JsonPath, Locate, fail, get_field
@@ -168,15 +169,21 @@ def not_found_tool(content: str) -> str | None:
     return match.group("name") if match else None
 
 
-@cache
 def installed_domain_tools(domain: str) -> list[dict[str, Any]] | None:
     """The agent's tools of ``domain`` as the installed tau2 hands them to the model (``Tool.openai_schema``
-    each), or None where tau2 is not installed or has no such domain (warned once per domain).
+    each), or None where tau2 is not installed or has no such domain (warned once per domain). Each call
+    gets its own copy: trajectories do not share tool definitions.
 
     Example:
         >>> [tool["function"]["name"] for tool in installed_domain_tools("mock")][:2]  # doctest: +SKIP
         ['create_task', 'get_users']
     """
+    tools = _installed_domain_tools(domain)
+    return copy.deepcopy(tools) if tools is not None else None
+
+
+@lru_cache(maxsize=16)  # tau2 has a handful of domains; a file naming many unknown ones stays bounded
+def _installed_domain_tools(domain: str) -> list[dict[str, Any]] | None:
     from prefbuild.envs.tau2.package import Tau2Unavailable, new_environment
     from prefbuild.envs.tau2.package import openai_tools as domain_tools
 

@@ -70,8 +70,8 @@ _TAGS = ("<tool_call>", "<tool_response>", "<tools>")  # Hermes / Qwen3 tool tex
 
 
 def tool_log_evidence(record: dict[str, Any]) -> str | None:
-    """How surely a chat-log record is a tool-calling log: ``strong`` (a ``tools`` field, a tool env
-    named in ``env``, structured calls, ``function_call`` turns), ``weak`` (``<tool_call>`` text,
+    """How surely a chat-log record is a tool-calling log: ``strong`` (``tools`` other than null or
+    blank text, a tool env named in ``env``, structured calls, ``function_call`` turns), ``weak`` (``<tool_call>`` text,
     tool results, ``<tool_response>`` or a ``<tools>`` block: a household model may write a Hermes
     call by mistake, and a household harness may call its replies observations), or None.
 
@@ -84,7 +84,7 @@ def tool_log_evidence(record: dict[str, Any]) -> str | None:
         True
     """
     env = record.get("env")
-    if "tools" in record or (isinstance(env, str) and env in TOOL_ENVS):
+    if has_tools(record.get("tools")) or (isinstance(env, str) and env in TOOL_ENVS):
         return "strong"
     turns = next((record[key] for key in CHAT_KEYS if isinstance(record.get(key), list)), [])
     weak = False
@@ -97,6 +97,18 @@ def tool_log_evidence(record: dict[str, Any]) -> str | None:
         text = _loose_text(turn.get("content", turn.get("value")))
         weak = weak or role in ("tool", "observation") or any(tag in text for tag in _TAGS)
     return "weak" if weak else None
+
+
+def has_tools(value: Any) -> bool:
+    """Does a record's ``tools`` say tools went with the requests? Datasets with one schema for every
+    row (LLaMA-Factory's ``tools`` column) keep null or ``""`` where none did; an empty list says the
+    log is a tool log that offered none.
+
+    Example:
+        >>> has_tools(None), has_tools(" "), has_tools([]), has_tools('[{"name": "f"}]')
+        (False, False, True, True)
+    """
+    return value is not None and not (isinstance(value, str) and not value.strip())
 
 
 def _loose_text(content: Any) -> str:

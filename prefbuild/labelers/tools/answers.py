@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, ClassVar
 
@@ -88,6 +89,8 @@ class HallucinatedToolOutputLabeler(ToolLabeler):
         sources: Sources | None = None
         if trajectory.env.name in self.config["stated_envs"]:
             sources = read_sources(message.content for message in trajectory.messages)
+            if trajectory.tools:  # the tool definitions were shown too (a fee or a limit in a description)
+                sources.add(json.dumps(trajectory.tools, ensure_ascii=False, default=str))
         for step in trajectory.steps:
             text = step.raw_output
             if sources is not None:  # what the agent was shown before writing this turn

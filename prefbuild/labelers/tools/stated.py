@@ -70,6 +70,9 @@ _MONEY_FIELD = re.compile(
 # A prices object ("prices": {"basic_economy": 65, "economy": 114}): every number inside is money.
 _PRICES = re.compile(r"\"\w*prices\"\s*:\s*\{([^{}]*)\}", re.IGNORECASE)
 _MONEY_FIELDS_SUMMED = 30  # a result with more money fields than this is not summed (its sums match anything)
+# The largest sum of money figures looked for, in cents ($100,000): the sums are bits of one integer, so
+# a byte count under a "total" key (10**12 cents) would otherwise ask for terabytes.
+_SUMMED_CENTS = 10_000_000
 _COUNTS = range(2, 10)  # passengers, items: what a price is multiplied or divided by
 _DIGITS = re.compile(r"\d+")
 # A content the message says it read: 'It contains the line: "..."', 'the note says "..."'.
@@ -181,7 +184,7 @@ class Sources:
         """Some money figures of one source, each taken once, add up to ``cents`` (an order's total, the
         payments of a reservation, the refunds an earlier message listed)."""
         self._flush()
-        return cents > 0 and any(sums >> cents & 1 for sums in self._sums)
+        return 0 < cents <= _SUMMED_CENTS and any(sums >> cents & 1 for sums in self._sums)
 
     def holds_quote(self, quote: str) -> bool:
         """``quote``'s words stand together in one source: all its words but light ones (articles, "is",
@@ -312,10 +315,17 @@ def _made_from(cents: int, sources: Sources) -> bool:
 
 
 def _subset_sums(values: list[int]) -> int:
-    """The sums of ``values``, each taken once, as bits: bit k is set where some of them add up to k."""
-    sums = 1
+    """The sums of ``values``, each taken once, as bits: bit k is set where some of them add up to k
+    (k up to ``_SUMMED_CENTS``: every such sum is found, since no value is negative).
+
+    Example:
+        >>> bin(_subset_sums([1, 2]))
+        '0b1111'
+    """
+    sums, kept = 1, (1 << (_SUMMED_CENTS + 1)) - 1
     for value in values:
-        sums |= sums << value
+        if value <= _SUMMED_CENTS:
+            sums = (sums | sums << value) & kept
     return sums
 
 
