@@ -160,12 +160,13 @@ def label(
 
     Args:
         inputs: prefbuild trajectory files, AgentBench ``runs.jsonl``, chat-message logs (household,
-            DBBench or tool-calling agents) or tau2-bench results files.
+            DBBench or tool-calling agents), tau2-bench results files, BFCL multi-turn result files or
+            the slime tau2 pipeline's trajectory files.
         output: ``OUT.jsonl``, or a folder for one output file per input.
         recipe: a recipe file whose ``labelers`` section to use (default: each env's defaults).
         choices: ``labelers=loop,invalid_action`` or ``loop.k=4`` style settings.
         fmt: ``auto`` or one of ``io.sources.FORMATS`` (``prefbuild``, ``agentbench``, ``messages``,
-            ``tools``, ``tau2``).
+            ``tools``, ``slime``, ``tau2``, ``bfcl``).
         model: the model name recorded on trajectories imported from external logs.
 
     Returns:

@@ -67,7 +67,8 @@ def label(
 ) -> None:
     """Label FILES (prefbuild trajectories, AgentBench runs.jsonl, chat logs: OpenAI messages or
     ShareGPT conversations of household, DBBench or tool-calling agents, JSONL or one JSON array;
-    tau2-bench results files) into OUT.
+    tau2-bench results files, BFCL multi-turn result files, the slime tau2 pipeline's trajectories)
+    into OUT.
 
     Re-labelling replaces earlier labels, so changing a threshold needs no new generation.
     Prints how many labels each failure mode got.
@@ -80,6 +81,8 @@ def label(
       prefbuild label alfworld_sft.json -o labelled.jsonl --model my-4b
       prefbuild label data/simulations/my_tau2_run.json -o labelled.jsonl
       prefbuild label my_agent_chats.jsonl -o labelled.jsonl --model qwen3-4b
+      prefbuild label result/my-model/multi_turn/BFCL_v4_multi_turn_base_result.json -o labelled.jsonl
+      prefbuild label tau2_sft_final.jsonl -o labelled.jsonl --format slime
     """
     from prefbuild import api
 

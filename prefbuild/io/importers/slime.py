@@ -46,7 +46,15 @@ from prefbuild.io.importers.located import Locate, fail, get_field
 from prefbuild.io.importers.slime_turns import slime_turns
 from prefbuild.io.importers.tau2 import installed_domain_tools
 from prefbuild.io.importers.tool_defs import tools_of
-from prefbuild.io.importers.tool_steps import ChatTurn, Offered, conversation_steps, message_of
+from prefbuild.io.importers.tool_steps import (
+    ChatTurn,
+    Offered,
+    conversation_steps,
+    first_user_text,
+    message_of,
+    unfinished_stop,
+    usage_totals,
+)
 from prefbuild.records import (
     EXTERNAL_SPLIT,
     EnvInfo,
@@ -56,7 +64,6 @@ from prefbuild.records import (
     TaskInfo,
     TeacherInfo,
     Trajectory,
-    UsageTotals,
 )
 from prefbuild.tooluse.slime import LEGACY, NATIVE, parse_slime_turn
 
@@ -126,13 +133,11 @@ def slime_trajectory(record: dict[str, Any], *, default_id: str, model: str, loc
                         ("task_id", record_id)):
         if value is not None:
             meta[name] = value
-    usage = UsageTotals()
-    for step in steps:
-        usage.add(step.usage)
+    usage = usage_totals(steps)
     return Trajectory(
         id=trajectory_id,
         task=TaskInfo(id=f"tau2-{domain}-{tau2_id}" if domain and tau2_id else trajectory_id, type=domain or "chat",
-                      goal=_goal(turns[cut:]), split=EXTERNAL_SPLIT, meta=meta),
+                      goal=first_user_text(turns[cut:]), split=EXTERNAL_SPLIT, meta=meta),
         env=EnvInfo(name="tau2", protocol=protocol_name, options={"domain": domain} if domain else {}),
         teacher=TeacherInfo(backend="external", model=str(record.get("model") or model)),
         sample_index=int(parts.group("sample")) if parts and parts.group("sample") else 0,
@@ -168,21 +173,13 @@ def _form(turns: list[ChatTurn]) -> str:
     return LEGACY if forms.count(LEGACY) > forms.count(NATIVE) else NATIVE
 
 
-def _goal(turns: list[ChatTurn]) -> str:
-    """The task: the customer's first message."""
-    return next((turn.content.strip() for turn in turns if turn.role == "user"), "")
-
-
 def _outcome(success: bool | None, partial: float | None, steps: list[Step]) -> Outcome:
     """The record's verdict: success from ``metadata.success``, progress from ``partial_score``; a failed
     or unknown episode ended by a message or ``done()`` stops as ``agent_finished``, else ``max_steps``."""
     if success:
         return Outcome(success=True, reward=1.0, progress=1.0 if partial is None else partial,
                        stop_reason=StopReason.success)
-    last = steps[-1] if steps else None
-    answered = last is not None and not last.tool_calls and last.action is not None
-    stop = StopReason.agent_finished if answered else StopReason.max_steps
-    return Outcome(success=False, reward=0.0, progress=partial, stop_reason=stop)
+    return Outcome(success=False, reward=0.0, progress=partial, stop_reason=unfinished_stop(steps))
 
 
 def _closed(steps: list[Step], outcome: Outcome, known: bool, reward_info: dict[str, Any] | None) -> list[Step]:

@@ -46,7 +46,15 @@ from prefbuild.io.importers.convert import ExternalLogError, finish, recorded_su
 from prefbuild.io.importers.located import Locate, fail, get_field
 from prefbuild.io.importers.parsing import protocol
 from prefbuild.io.importers.tool_defs import prompt_tools, tools_of
-from prefbuild.io.importers.tool_steps import ChatTurn, Offered, conversation_steps, message_of
+from prefbuild.io.importers.tool_steps import (
+    ChatTurn,
+    Offered,
+    conversation_steps,
+    first_user_text,
+    message_of,
+    unfinished_stop,
+    usage_totals,
+)
 from prefbuild.labelers.tools.scan import TOOL_ENVS
 from prefbuild.records import (
     EXTERNAL_SPLIT,
@@ -57,7 +65,6 @@ from prefbuild.records import (
     TaskInfo,
     TeacherInfo,
     Trajectory,
-    UsageTotals,
 )
 from prefbuild.tooluse.dispatch import ToolBox, checked_toolbox
 
@@ -165,12 +172,10 @@ def tool_chat_trajectory(record: dict[str, Any], *, default_id: str, model: str,
     meta: dict[str, Any] = {"source": "chat_tools", "shape": _shape(key, turns, in_prompt), "outcome_known": known}
     if domain:
         meta["domain"] = domain
-    usage = UsageTotals()
-    for step in steps:
-        usage.add(step.usage)
+    usage = usage_totals(steps)
     return Trajectory(
         id=trajectory_id,
-        task=TaskInfo(id=trajectory_id, type=domain or "chat", goal=_goal(turns[cut:]), split=EXTERNAL_SPLIT,
+        task=TaskInfo(id=trajectory_id, type=domain or "chat", goal=first_user_text(turns[cut:]), split=EXTERNAL_SPLIT,
                       meta=meta),
         env=EnvInfo(name=env, protocol=PROTOCOL),
         teacher=TeacherInfo(backend="external", model=str(record.get("model") or model)),
@@ -222,11 +227,6 @@ def _prefix_end(turns: list[ChatTurn]) -> int:
     return len(turns)
 
 
-def _goal(turns: list[ChatTurn]) -> str:
-    """The task: the first user turn."""
-    return next((turn.content.strip() for turn in turns if turn.role == "user"), "")
-
-
 def _shape(key: str, turns: list[ChatTurn], in_prompt: list[dict[str, Any]] | None) -> str:
     """``sharegpt``, ``hermes`` (calls or tools in the text) or ``openai``."""
     if key == "conversations":
@@ -242,12 +242,9 @@ def _outcome(record: dict[str, Any], steps: list[Step]) -> tuple[Outcome, bool]:
     success = recorded_success(record)
     if success:
         return Outcome(success=True, reward=1.0, progress=1.0, stop_reason=StopReason.success), True
-    last = steps[-1] if steps else None
-    answered = last is not None and not last.tool_calls and last.action is not None
     reward = record.get("reward")
     value = float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else 0.0
-    stop = StopReason.agent_finished if answered else StopReason.max_steps
-    return Outcome(success=False, reward=value, stop_reason=stop), success is not None
+    return Outcome(success=False, reward=value, stop_reason=unfinished_stop(steps)), success is not None
 
 
 def _closed(steps: list[Step], outcome: Outcome, known: bool) -> list[Step]:

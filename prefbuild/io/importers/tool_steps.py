@@ -24,9 +24,11 @@ from prefbuild.records import (
     Role,
     Step,
     StepFacts,
+    StopReason,
     ToolCall,
     ToolCallFacts,
     Usage,
+    UsageTotals,
 )
 from prefbuild.tooluse.actions import decode_action
 from prefbuild.tooluse.dispatch import ToolBox
@@ -298,3 +300,24 @@ def usage_of(value: Any) -> Usage | None:
     if not all(isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in counts.values()):
         return None
     return Usage(**counts)
+
+
+def first_user_text(turns: Sequence[ChatTurn]) -> str:
+    """The task of a conversation: its first user turn's text ("" without one)."""
+    return next((turn.content.strip() for turn in turns if turn.role == "user"), "")
+
+
+def unfinished_stop(steps: Sequence[Step]) -> StopReason:
+    """Why a failed or ungraded conversation stopped: ``agent_finished`` where its last turn answered (a
+    message, no call), else ``max_steps`` (it ended on a call)."""
+    last = steps[-1] if steps else None
+    answered = last is not None and not last.tool_calls and last.action is not None
+    return StopReason.agent_finished if answered else StopReason.max_steps
+
+
+def usage_totals(steps: Sequence[Step]) -> UsageTotals:
+    """The token counts of ``steps`` added up."""
+    usage = UsageTotals()
+    for step in steps:
+        usage.add(step.usage)
+    return usage
