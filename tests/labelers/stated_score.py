@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prefbuild.io.sources import read_trajectories
 from prefbuild.labelers import build_labelers, label_trajectory
+from prefbuild.labelers.evaluation import ModeScore
 from prefbuild.labelers.service_success import is_message
 from prefbuild.records import Trajectory
 
@@ -26,22 +27,10 @@ STATED = "the message states"
 
 
 @dataclass
-class StatedScore:
-    """Message-level counts, and the misses to read."""
+class StatedScore(ModeScore):
+    """Message-level counts (``ModeScore``'s precision and recall), and how many messages were read."""
 
     messages: int = 0
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    misses: list[str] = field(default_factory=list)
-
-    @property
-    def precision(self) -> float | None:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    @property
-    def recall(self) -> float | None:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
 
 
 def _marked(folder: Path) -> list[tuple[Trajectory, int, dict[str, Any]]]:

@@ -28,80 +28,14 @@ for path in (str(ROOT), str(HERE)):
 
 from episodes import EPISODES  # noqa: E402
 
-from prefbuild.envs.bfcl import env as bfcl_env  # noqa: E402
-from prefbuild.envs.bfcl.data import load_entries  # noqa: E402
-from prefbuild.envs.tau2.env import Tau2Env  # noqa: E402
 from prefbuild.recipe import load_recipe  # noqa: E402
 from prefbuild.rollout.generate import generate  # noqa: E402
-from prefbuild.teachers.base import Completion, Teacher, TeacherRequest  # noqa: E402
-
-TEACHER = ["teacher.backend=openai", "teacher.base_urls=[http://127.0.0.1:9/v1]", "teacher.model=qwen3-4b-scripted",
-           "teacher.concurrency=1"]
-
-
-def live_key(env) -> tuple[str, str]:
-    """(env, task id) of the episode an env is playing."""
-    if isinstance(env, Tau2Env):
-        return "tau2", f"{env.domain}/{env._task.id}"
-    return "bfcl", env.entry.id
-
-
-def episode_key(episode: dict) -> tuple[str, str]:
-    return episode["env"], episode["task"]
-
-
-class ScriptedTurns(Teacher):
-    """Returns the next scripted turn of the episode the live env is playing."""
-
-    backend = "programmed"
-    reads_env_state = True
-
-    def __init__(self) -> None:
-        self.model = "qwen3-4b-scripted"
-        self.by_key = {episode_key(e): e for e in EPISODES}
-
-    async def complete(self, request: TeacherRequest) -> list[Completion]:
-        view = request.env_view
-        episode = self.by_key[live_key(view.env)]
-        turns = episode["turns"]
-        text = turns[min(view.step_index, len(turns) - 1)]
-        prompt_tokens = sum(len(m.content or "") for m in request.messages) // 4
-        return [Completion(text=text, finish_reason="stop", prompt_tokens=prompt_tokens,
-                           completion_tokens=max(1, round(len(text) / 3.8)), latency_s=0.5)]
-
-
-def narrow_tau2() -> None:
-    """Tau2Env.tasks yields only the episodes' tasks of its domain, in EPISODES order."""
-    original = Tau2Env.tasks
-
-    def tasks(self, split, n, seed, task_types=None):
-        wanted = [e["task"].split("/", 1)[1] for e in EPISODES
-                  if e["env"] == "tau2" and e["task"].split("/", 1)[0] == self.domain]
-        by_id = {task.payload.task.id: task for task in original(self, split, 10_000, seed, task_types)}
-        for task_id in wanted:
-            yield by_id[task_id]
-
-    Tau2Env.tasks = tasks
-
-
-def narrow_bfcl() -> None:
-    """BfclEnv.tasks yields only the episodes' tasks (each from the recipe's split), in EPISODES order."""
-
-    def tasks(self, split, n, seed, task_types=None):
-        options = {"hints": self.hints, "max_steps_per_turn": self.max_steps_per_turn}
-        for episode in EPISODES:
-            if episode["env"] != "bfcl":
-                continue
-            category = episode["task"].rsplit("_", 1)[0].removeprefix("multi_turn_")
-            entries = {entry.id: entry for entry in bfcl_env.split_entries(load_entries(category), split)}
-            yield bfcl_env.task_of(entries[episode["task"]], seed, options, split)
-
-    bfcl_env.BfclEnv.tasks = tasks
+from tests.labelers.tool_episodes import TEACHER, ScriptedTurns, episode_key, narrow_bfcl, narrow_tau2  # noqa: E402
 
 
 def play(recipe: str, overrides: list[str], work: Path) -> dict[tuple[str, str], dict]:
     loaded = load_recipe(recipe, [*overrides, *TEACHER])
-    result = generate(loaded, out=work / recipe, quiet=True, teacher=ScriptedTurns(), new=True)
+    result = generate(loaded, out=work / recipe, quiet=True, teacher=ScriptedTurns(EPISODES), new=True)
     print(recipe, result.stats)
     records = {}
     for line in (work / recipe / "trajectories" / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
@@ -118,8 +52,8 @@ def main() -> None:
     keys = [episode_key(e) for e in EPISODES]
     assert len(set(keys)) == len(keys), "one episode per task"
     assert len({e["id"] for e in EPISODES}) == len(EPISODES)
-    narrow_tau2()
-    narrow_bfcl()
+    narrow_tau2(EPISODES)
+    narrow_bfcl(EPISODES)
     work = Path(tempfile.mkdtemp(prefix="blind_tools2_"))
     counts = {d: sum(1 for e in EPISODES if e["env"] == "tau2" and e["task"].startswith(d + "/"))
               for d in ("airline", "retail", "telecom")}

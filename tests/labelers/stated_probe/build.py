@@ -28,52 +28,13 @@ for path in (str(ROOT), str(HERE)):
 
 from episodes import EPISODES  # noqa: E402
 
-from prefbuild.envs.tau2.env import Tau2Env  # noqa: E402
 from prefbuild.recipe import load_recipe  # noqa: E402
 from prefbuild.rollout.generate import generate  # noqa: E402
-from prefbuild.teachers.base import Completion, Teacher, TeacherRequest  # noqa: E402
+from tests.labelers.tool_episodes import TEACHER, ScriptedTurns, narrow_tau2  # noqa: E402
 
-TEACHER = ["teacher.backend=openai", "teacher.base_urls=[http://127.0.0.1:9/v1]", "teacher.model=qwen3-4b-scripted",
-           "teacher.concurrency=1"]
 RUNS = HERE / "tau2_runs.jsonl"
 MARKS = HERE / "marks.jsonl"
 DOMAINS = ("airline", "retail", "telecom")
-
-
-def turn_text(turn: str | dict) -> str:
-    return turn["text"] if isinstance(turn, dict) else turn
-
-
-class ScriptedTurns(Teacher):
-    """Returns the next scripted turn of the episode the live env is playing."""
-
-    backend = "programmed"
-    reads_env_state = True
-
-    def __init__(self) -> None:
-        self.model = "qwen3-4b-scripted"
-        self.by_task = {e["task"]: e for e in EPISODES}
-
-    async def complete(self, request: TeacherRequest) -> list[Completion]:
-        view = request.env_view
-        turns = self.by_task[f"{view.env.domain}/{view.env._task.id}"]["turns"]
-        text = turn_text(turns[min(view.step_index, len(turns) - 1)])
-        prompt_tokens = sum(len(m.content or "") for m in request.messages) // 4
-        return [Completion(text=text, finish_reason="stop", prompt_tokens=prompt_tokens,
-                           completion_tokens=max(1, round(len(text) / 3.8)), latency_s=0.5)]
-
-
-def narrow_tau2() -> None:
-    """Tau2Env.tasks yields only the episodes' tasks of its domain, in EPISODES order."""
-    original = Tau2Env.tasks
-
-    def tasks(self, split, n, seed, task_types=None):
-        wanted = [e["task"].split("/", 1)[1] for e in EPISODES if e["task"].split("/", 1)[0] == self.domain]
-        by_id = {task.payload.task.id: task for task in original(self, split, 10_000, seed, task_types)}
-        for task_id in wanted:
-            yield by_id[task_id]
-
-    Tau2Env.tasks = tasks
 
 
 def play() -> None:
@@ -81,7 +42,7 @@ def play() -> None:
     tasks = [e["task"] for e in EPISODES]
     assert len(set(tasks)) == len(tasks), "one episode per task"
     assert len({e["id"] for e in EPISODES}) == len(EPISODES)
-    narrow_tau2()
+    narrow_tau2(EPISODES)
     counts = {d: sum(1 for e in EPISODES if e["task"].startswith(d + "/")) for d in DOMAINS}
     overrides = []
     for index, domain in enumerate(DOMAINS):
@@ -90,7 +51,7 @@ def play() -> None:
                       f"env.{index}.max_steps=24"]
     work = Path(tempfile.mkdtemp(prefix="stated_probe_"))
     loaded = load_recipe("tau2-grpo-data", [*overrides, *TEACHER])
-    result = generate(loaded, out=work / "run", quiet=True, teacher=ScriptedTurns(), new=True)
+    result = generate(loaded, out=work / "run", quiet=True, teacher=ScriptedTurns(EPISODES), new=True)
     print("played", result.stats)
     records = {}
     for line in (work / "run" / "trajectories" / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
