@@ -35,6 +35,7 @@ from typing import ClassVar
 
 from prefbuild.labelers.base import Labeler
 from prefbuild.labelers.phrases import PhraseMatcher, PhraseMatchers, ascii_words, bundled_lists
+from prefbuild.labelers.service_success import is_message
 from prefbuild.labelers.text import normalize_text, short, task_observation, token_count
 from prefbuild.records import FailureMode, Label, Trajectory
 
@@ -330,7 +331,7 @@ class VerboseFillerLabeler(Labeler):
             own = step.thought
             thought = raw if own is None else own
             # A turn without calls that the protocol read as a message (a broken call is no message to anyone).
-            to_person = with_person and not step.tool_calls and step.format_ok and not step.facts.problems
+            to_person = with_person and is_message(step)
             reasons, confidence, opening, normal = text_reasons(raw, thought, to_person)
             if check_goal and len(thought) >= len(goal) and goal in normal:
                 if goal_seen:
