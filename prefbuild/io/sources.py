@@ -302,6 +302,8 @@ def _array_elements(path: Path) -> Iterator[tuple[int, int, Any, Locate]]:
     if _BLANK.match(text, position + 1).end() != len(text):
         number = text.count("\n", 0, position) + 1
         raise LabelInputError(f"{path}:{number}: invalid JSON (text after the array's closing ']')")
+    if index == 0:  # as an empty JSONL file: nothing to label is a mistake worth a line, not an empty output
+        raise LabelInputError(f"{path}: empty array: no records")
 
 
 def _element_locate(path: Path, element: str, line: int) -> Locate:

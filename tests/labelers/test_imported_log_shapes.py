@@ -84,6 +84,18 @@ def test_a_bad_element_of_a_json_array_is_located_at_its_line(tmp_path: Path) ->
         list(read_trajectories(dump))
 
 
+def test_an_empty_json_array_is_refused_as_an_empty_file_is(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.json"
+    dump.write_text("[ ]\n", encoding="utf-8")
+    with pytest.raises(LabelInputError, match=r"dump\.json: empty array: no records"):
+        list(read_trajectories(dump))
+    out = tmp_path / "labelled.jsonl"
+    out.write_text("kept\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["label", str(dump), "-o", str(out)])
+    assert result.exit_code == 1 and "empty array: no records" in result.output
+    assert out.read_text(encoding="utf-8") == "kept\n"  # nothing already written is lost
+
+
 def test_a_json_array_of_prefbuild_trajectories_is_read_and_validated(tmp_path: Path) -> None:
     (trajectory,) = read_trajectories(_write_lines(tmp_path / "one.jsonl", [_sharegpt("eto-0")]))
     record = trajectory.model_dump(mode="json")
