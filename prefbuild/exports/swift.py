@@ -32,7 +32,7 @@ def swift_messages(message: Message) -> list[dict[str, str]]:
         turns = [{"role": "assistant", "content": f"{text}\n"}] if text else []
         for call in message.tool_calls:
             payload = {"name": call.function.name, "arguments": call_arguments(call.function.arguments)}
-            turns.append({"role": "tool_call", "content": json.dumps(payload)})
+            turns.append({"role": "tool_call", "content": json.dumps(payload, ensure_ascii=False)})
         return turns
     return [{"role": str(message.role), "content": message.content}]
 

@@ -184,3 +184,18 @@ def test_swift_text_before_a_call_joins_it_as_the_rejected_side_renders_it():
     turns = swift_messages(Message(role=Role.assistant, content="I run it.", tool_calls=[call]))
     assert [turn["role"] for turn in turns] == ["assistant", "tool_call"]
     assert render_tool_turn([call], content="I run it.").startswith(turns[0]["content"] + "<tool_call>")
+
+
+def test_swift_chosen_and_rejected_calls_render_alike_with_non_ascii_arguments():
+    """ms-swift's hermes agent template re-dumps a ``tool_call`` turn as ``<tool_call>\\n{json.dumps(call,
+    ensure_ascii=False)}\\n</tool_call>``; the rejected side is written as text already. A call with a
+    non-ASCII argument must read the same on both sides, so the pair does not teach an escaping."""
+    from prefbuild.exports.swift import swift_messages
+    from prefbuild.records import FunctionCall, Message, Role, ToolCall
+    from prefbuild.tooluse.hermes import render_tool_turn
+
+    call = ToolCall(id="c1", function=FunctionCall(name="search", arguments='{"city": "東京", "note": "café"}'))
+    (turn,) = swift_messages(Message(role=Role.assistant, content="", tool_calls=[call]))
+    assert "東京" in turn["content"] and "\\u" not in turn["content"]
+    as_swift_renders = f"<tool_call>\n{json.dumps(json.loads(turn['content']), ensure_ascii=False)}\n</tool_call>"
+    assert as_swift_renders == render_tool_turn([call])
