@@ -224,6 +224,10 @@ class ToolCallFacts(Record):
         default=None, description="Where the arguments break the tool's JSON Schema, as the env checked them; None "
         "when they fit or the env did not check (envs that record the tools leave it to the labelers)."
     )
+    changed_state: bool | None = Field(
+        default=None, description="The call changed the env's state (BFCL: an attribute of its backend instance, "
+        "the current directory included; tau2: a write tool that went through); None when the env does not say."
+    )
 
 
 class StepFacts(Record):

@@ -11,7 +11,7 @@ from prefbuild.envs.bfcl.env import BfclEnv, task_of
 from prefbuild.envs.bfcl.expert import TURN_DONE
 from prefbuild.envs.bfcl.protocol import BfclHermesProtocol
 from prefbuild.records import FunctionCall, ToolCall
-from prefbuild.tooluse.actions import encode_action
+from prefbuild.tooluse.actions import decode_action, encode_action
 
 
 def call(name: str, **arguments: object) -> str:
@@ -199,3 +199,31 @@ def test_calls_record_what_the_prompt_offered_and_the_schema_says() -> None:
     fine, wrong_type = env.step(call("cd", folder="workspace")), env.step(call("cd", folder=5))
     assert (fine.facts.tools[0].offered, fine.facts.tools[0].schema_error) == (True, None)
     assert wrong_type.facts.tools[0].schema_error == "folder: 5 is not of type 'string'"
+
+
+def test_a_call_that_changed_the_state_is_no_repeat_and_a_lookup_with_the_same_answer_is() -> None:
+    """BFCL base_0 as a real agent played it: ``cd temp`` once more after ``cd ..`` and a second ``cd ..``
+    each moved (BFCL's ``cd`` answers with the folder it was given); ``ls`` once more with the same answer
+    learned nothing, whatever ran between."""
+    from prefbuild.labelers.tools.calls import RepeatedToolCallLabeler
+    from prefbuild.records import Step
+    from tests.tooluse.test_tool_labelers import trajectory
+
+    env = BfclEnv()
+    env.reset(task_of(load_entries("base")[0]))
+    played = [
+        ("ls", {}), ("cd", {"folder": "document"}), ("mkdir", {"dir_name": "temp"}), ("cd", {"folder": "temp"}),
+        ("cd", {"folder": ".."}), ("mv", {"source": "final_report.pdf", "destination": "temp"}),
+        ("cd", {"folder": "temp"}), ("cd", {"folder": ".."}), ("cd", {"folder": ".."}), ("ls", {}),
+    ]
+    steps = []
+    for index, (name, arguments) in enumerate(played):
+        action = call(name, **arguments)
+        result = env.step(action)
+        assert result.facts.tools[0].ok, (name, result.observation)
+        steps.append(Step(index=index, observation="", raw_output="", tool_calls=decode_action(action).calls,
+                          native_tool_calls=True, facts=result.facts, feedback=result.observation, valid=True))
+    assert [step.facts.tools[0].changed_state for step in steps] == [
+        False, True, True, True, True, True, True, True, True, False]
+    labels = RepeatedToolCallLabeler().label(trajectory(steps, success=False, env="bfcl"))
+    assert [(label.step, label.evidence.split(" repeats ")[1][:6]) for label in labels] == [(9, "step 0")]

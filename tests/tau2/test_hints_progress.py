@@ -119,3 +119,19 @@ def test_a_failed_call_neither_counts_as_progress_nor_moves_the_expert_on() -> N
     assert not failed.facts.tools[0].ok
     assert env.expert_action() == expert
     assert failed.facts.progress == 0.0
+
+
+def test_a_write_that_went_through_changed_the_state_and_nothing_else_did() -> None:
+    env = reset("off")
+    changed = []
+    for name, arguments in [
+        ("get_users", {}),
+        ("update_task_status", {"task_id": "task_999", "status": "completed"}),  # refused: nothing written
+        ("create_task", {"user_id": "user_1", "title": "Buy milk"}),
+        ("create_tsk", {"user_id": "user_1", "title": "x"}),  # no such tool
+        ("update_task_status", {"task_id": "task_1", "status": "completed"}),
+        ("update_task_status", {"task_id": "task_1", "status": "completed"}),  # the same again: nothing new
+    ]:
+        (fact,) = env.step(call(name, arguments)).facts.tools
+        changed.append((fact.ok, fact.changed_state))
+    assert changed == [(True, False), (False, False), (True, True), (False, False), (True, True), (True, False)]

@@ -14,6 +14,7 @@ import copy
 import importlib
 import inspect
 import json
+import pickle
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -45,6 +46,7 @@ class CallOutcome:
     executed: bool
     error: str | None = None
     hint: str | None = None
+    changed: bool | None = False  # it changed its instance's state (``state_snapshot``); None: not comparable
 
     @property
     def content(self) -> str:
@@ -72,6 +74,43 @@ def bfcl_result_text(value: Any) -> str:
         except (TypeError, ValueError):  # handled: a dict that JSON cannot encode is shown as its Python text
             return str(value)
     return str(value)
+
+
+# Attributes that are no state a call changes: the class's description, its random generator (a call that
+# draws from it changes what it generates, which the other attributes show) and fixed lookup tables.
+_NOT_STATE = frozenset({"_api_description", "_random", "_flight_cost_lookup"})
+
+
+def state_snapshot(instance: Any) -> bytes | None:
+    """A backend instance's state as bytes, equal exactly when nothing in it changed: every attribute but
+    ``_NOT_STATE``, private ones too (the file system's current directory is ``_current_dir``), pickled
+    together so shared objects stay shared; None when an attribute cannot be pickled.
+
+    Example:
+        >>> from prefbuild.envs.bfcl.data import load_entries
+        >>> backend = BfclBackend(load_entries("base")[0])
+        >>> files = backend.instances["GorillaFileSystem"]
+        >>> before = state_snapshot(files)
+        >>> [backend.call(CallSpec(name, kwargs=kwargs)).changed for name, kwargs in
+        ...  [("ls", {}), ("cd", {"folder": "document"}), ("cd", {"folder": "nowhere"}), ("cd", {"folder": ".."})]]
+        [False, True, False, True]
+        >>> state_snapshot(files) == before
+        True
+    """
+    state = {name: value for name, value in vars(instance).items() if name not in _NOT_STATE}
+    try:
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        # handled: an attribute pickle cannot write: the change is unknown, not assumed
+        return None
+
+
+def _changed(before: bytes | None, instance: Any) -> bool | None:
+    """Whether ``instance`` changed since its snapshot ``before`` (None when either cannot be taken)."""
+    if before is None:
+        return None
+    after = state_snapshot(instance)
+    return None if after is None else after != before
 
 
 @cache
@@ -192,17 +231,23 @@ class BfclBackend:
             error = f"name {call.name!r} is not defined"
             hint = unknown_function_hint(call.name, self.offered) if self.hints else None
             return CallOutcome(call.name, arguments, ERROR_PREFIX + error, False, False, error, hint)
+        instance = self.instances[self.owner[call.name]]
+        before = state_snapshot(instance)
         try:
             value = self._method(call.name)(*call.args, **call.kwargs)
         except Exception as error:
             # handled: boundary: BFCL's tool classes raise anything; the error text is the tool result
             text = str(error)
-            return CallOutcome(call.name, arguments, ERROR_PREFIX + text, False, True, text, self._hint(call, text))
+            changed = _changed(before, instance)
+            return CallOutcome(
+                call.name, arguments, ERROR_PREFIX + text, False, True, text, self._hint(call, text), changed
+            )
         result = bfcl_result_text(value)
+        changed = _changed(before, instance)
         if isinstance(value, dict) and "error" in value:
             text = str(value["error"])
-            return CallOutcome(call.name, arguments, result, False, True, text, self._hint(call, text))
-        return CallOutcome(call.name, arguments, result, True, True)
+            return CallOutcome(call.name, arguments, result, False, True, text, self._hint(call, text), changed)
+        return CallOutcome(call.name, arguments, result, True, True, changed=changed)
 
     def schema_problem(self, call: CallSpec) -> str | None:
         """Why the call's arguments do not fit the tool's JSON Schema, or None when they do.

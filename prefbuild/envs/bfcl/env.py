@@ -254,6 +254,7 @@ class BfclEnv(Env):
                 # The tools sit in the system prompt, not in the record: say what the labelers cannot see.
                 offered=call.function.name in self._backend.offered,
                 schema_error=self._backend.schema_problem(spec) if spec is not None and outcome.executed else None,
+                changed_state=outcome.changed,
             )
             replies.append(ToolReply(message=message, facts=fact))
         self._turn_steps += 1

@@ -190,6 +190,7 @@ class Tau2Env(Env):
             behind = history[:-1] if history and history[-1].role == "assistant" else history
             self._user = LlmUser(self.user_config, str(self._task.user_scenario), user_tools, behind)
         self._db_dirty = True
+        self._hashes: tuple[str | None, str | None] | None = None  # _state_hashes, until a call may have written
         self._db_match: bool | None = None
         self._errors = 0
         self._failed_calls: set[str] = set()
@@ -218,24 +219,36 @@ class Tau2Env(Env):
         db_match = None
         if goals.counts_db(self._task):
             if self._db_dirty:
-                hashes = (self._environment.get_db_hash(), self._environment.get_user_db_hash())
-                self._db_match = hashes == self._gold
+                self._db_match = self._state_hashes() == self._gold
                 self._db_dirty = False
             db_match = self._db_match
         return goals.progress(self._task, self._trajectory, self._environment, db_match)
+
+    def _tool_kind(self, call: Any) -> str | None:
+        """tau2's type of the called tool (``read``, ``write``, ``think``, ``generic``); None for a tool it does
+        not know."""
+        toolkit = self._environment.user_tools if call.requestor == "user" else self._environment.tools
+        try:
+            return toolkit.tool_type(call.name).value if toolkit is not None else None
+        except (KeyError, AttributeError):
+            # handled: a tool tau2 does not know is treated as writing (the database is compared)
+            return None
 
     def _note_result(self, call: Any, result: Any) -> None:
         """Count a failed call; mark the databases changed after a call of a tool not declared read-only."""
         if result.error:
             self._errors += 1
             return
-        toolkit = self._environment.user_tools if call.requestor == "user" else self._environment.tools
-        try:
-            read_only = toolkit is not None and toolkit.tool_type(call.name).value == "read"
-        except (KeyError, AttributeError):
-            # handled: a tool tau2 does not know is treated as writing (the database is compared)
-            read_only = False
-        self._db_dirty = self._db_dirty or not read_only
+        if self._tool_kind(call) != "read":
+            self._db_dirty = True
+            self._hashes = None
+
+    def _state_hashes(self) -> tuple[str | None, str | None]:
+        """The hashes of the agent's and the customer's databases, computed again only after a call that may
+        have written (hashing the airline database takes a tenth of a second)."""
+        if self._hashes is None:
+            self._hashes = (self._environment.get_db_hash(), self._environment.get_user_db_hash())
+        return self._hashes
 
     def _user_turn(self, incoming: list[Any]) -> tuple[str, str | None]:
         """Let the customer answer, running its device calls, until it writes text: ``(its text, how the
@@ -247,6 +260,7 @@ class Tau2Env(Env):
             self._trajectory.append(message)
             if not message.is_tool_call():
                 self._environment.sync_tools()
+                self._hashes = None  # the sync may have written the customer's device state into the databases
                 return message.content or "", "user_stop" if is_stop(message) else None
             incoming = [self._environment.get_response(call) for call in message.tool_calls]
             for call, result in zip(message.tool_calls, incoming, strict=True):
@@ -304,15 +318,18 @@ class Tau2Env(Env):
                 arguments = call.function.arguments
             if isinstance(arguments, dict):
                 tau2_call = modules.messages.ToolCall(id=call.id, name=name, arguments=arguments, requestor="assistant")
+                # a call that may write is judged by the databases it leaves: hashed before and after it
+                before = self._state_hashes() if self._tool_kind(tau2_call) != "read" else None
                 result = self._environment.get_response(tau2_call)
                 self._note_result(tau2_call, result)
+                changed = False if before is None or result.error else self._state_hashes() != before
                 executed.append(tau2_call)
                 results.append(result)
                 text, error = result.content or "", result.error
                 if name == TRANSFER_TOOL and not error and isinstance(self._user, ScriptedUser):
                     self._user.note_transfer()
             else:  # tau2's ToolCall cannot hold it: nothing runs, the model is told why
-                text, error = "Error: the arguments are not a JSON object", True
+                text, error, changed = "Error: the arguments are not a JSON object", True, False
                 self._errors += 1
             hinted = False
             if error:
@@ -330,6 +347,7 @@ class Tau2Env(Env):
                     ok=not error,
                     error=text.split("\n", 1)[0] if error else None,
                     hinted=hinted,
+                    changed_state=changed,
                 )
             )
         if executed:

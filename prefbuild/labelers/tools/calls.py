@@ -184,11 +184,15 @@ class ToolErrorLabeler(ToolLabeler):
 
 
 class RepeatedToolCallLabeler(ToolLabeler):
-    """The same call (name and arguments) made again after it already returned the very same
-    result: the model learned nothing from the first answer."""
+    """The same call (name and arguments) made again after it already returned the very same result,
+    and changing nothing: the model learned nothing from the first answer and did nothing new. A call
+    that changed the env's state (``ToolCallFacts.changed_state``: BFCL's second ``cd ..``, a ``cd temp``
+    after one, a tau2 write the database shows) did something, whatever it returned; where the env
+    does not say, a call is read as changing nothing."""
 
     name: ClassVar[str] = "repeated_tool_call"
     mode: ClassVar[str] = FailureMode.repeated_tool_call.value
+    version: ClassVar[int] = 2  # 2: a call that changed the env's state is no repeat
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.loop.value,)
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
 
@@ -203,7 +207,7 @@ class RepeatedToolCallLabeler(ToolLabeler):
                     continue
                 key = (canonical_call(fact), _CELL_NAME.sub("<cell>", result))
                 first = seen.get(key)
-                if first is not None and first != step.index:
+                if first is not None and first != step.index and not fact.changed_state:
                     evidence = (
                         f"{short(key[0], 80)} repeats step {first} and got the same result again: "
                         f"'{short(result, 60)}'"
