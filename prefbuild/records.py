@@ -117,7 +117,7 @@ class StopReason(StrEnum):
     """Why an episode ended."""
 
     success = "success"  # the environment says the goal is met
-    max_steps = "max_steps"  # the recipe's step limit was reached
+    max_steps = "max_steps"  # a step limit was reached: the recipe's, or the env's own (BFCL's per-turn limit)
     agent_finished = "agent_finished"  # the agent ended the episode (answer, "task succeeded") without success
     protocol_stop = "protocol_stop"  # the protocol's own stop rule (e.g. three identical outputs)
     # the conversation outgrew the teacher's context window (AgentBench's "agent context limit"):

@@ -38,6 +38,9 @@ class StepResult:
     info: dict[str, Any] = field(default_factory=dict)
     facts: StepFacts | None = None
     valid: bool | None = None
+    # Gymnasium's ``truncated``: the env cut the episode at a limit of its own (BFCL's per-turn step
+    # limit), not the agent; the episode then stops with ``max_steps``.
+    truncated: bool = False
     # Tool envs answer with messages: one ``tool`` message per call (with ``tool_call_id``),
     # optionally followed by a ``user`` turn (tau2's simulated user). ``observation`` then holds
     # their text joined for display; None means the reply is the single turn ``observation``.

@@ -149,7 +149,7 @@ class EpisodeRunner:
                 problems=list(parsed.problems),
                 final=parsed.final,
             )
-            reward, done, valid, won = 0.0, False, False, False
+            reward, done, valid, won, truncated = 0.0, False, False, False, False
             stop_episode = None
             if parsed.action is None:
                 reply = protocol.unparsed_reply(parsed)
@@ -169,7 +169,7 @@ class EpisodeRunner:
                     # handled: boundary: a failing env step is an error outcome; it must not take the run down
                     outcome = _error_outcome(f"env step failed on {executed!r}: {error!r}")
                     break
-                feedback, reward, done = result.observation, result.reward, result.done
+                feedback, reward, done, truncated = result.observation, result.reward, result.done, result.truncated
                 valid = bool(result.valid) if result.valid is not None else True
                 won = result.won
                 info.update(result.info)
@@ -210,7 +210,7 @@ class EpisodeRunner:
             if stop_episode is not None:
                 break
             if parsed.final or done:
-                stop_episode = StopReason.agent_finished
+                stop_episode = StopReason.max_steps if truncated and not parsed.final else StopReason.agent_finished
                 break
             rule = protocol.stop_reason(outputs)
             if rule is not None:

@@ -124,6 +124,7 @@ def test_force_quit_after_bfcls_step_limit() -> None:
     env.reset(task_of(entry))
     results = [env.step(call("pwd")) for _ in range(4)]
     assert [result.done for result in results] == [False, False, False, True]
+    assert [result.truncated for result in results] == [False, False, False, True] and env.force_quit
     assert results[-1].facts.stop == "force quit: more than 3 steps in turn 0"
     assert not results[-1].facts.won
     assert env.step(call("pwd")).valid is False

@@ -66,3 +66,20 @@ def test_train_and_heldout_halves_split_every_category_and_eval_plays_the_heldou
     evaluation = evaluation_recipe(loaded, "some-model", num_tasks=400,
                                    samples_per_task=1).recipe.envs[0]  # checked disjoint inside
     assert evaluation.split == "heldout"
+
+
+def test_an_entry_bfcl_force_quits_stops_at_its_step_limit_not_at_the_agents_end(tmp_path: Path) -> None:
+    """BFCL's per-turn step limit cuts the episode (Gymnasium's ``truncated``): ``max_steps``, as a recipe's
+    own limit, so a filter on truncated episodes finds both."""
+    out = tmp_path / "run"
+    args = ["generate", "bfcl-envtuning", "--out", str(out), "--quiet"]
+    for override in ("teacher.backend=scripted", "teacher.model=scripted-expert", "env.num_tasks=4",
+                     "env.samples_per_task=1", "env.options.max_steps_per_turn=1"):
+        args += ["--set", override]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    trajectories = list(read_records(out / "trajectories" / "episodes.jsonl", Trajectory))
+    cut = [t for t in trajectories if (t.steps[-1].facts.stop or "").startswith("force quit")]
+    failed = [t for t in cut if not t.outcome.success]  # a cut in the last turn is scored as usual and may pass
+    assert failed and {t.outcome.stop_reason for t in failed} == {"max_steps"}
+    assert {t.outcome.stop_reason for t in trajectories if t not in failed} == {"success"}

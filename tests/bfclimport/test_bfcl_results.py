@@ -105,6 +105,7 @@ def test_failed_turns_carry_bfcls_error_types(imported: dict[tuple[str, str], Tr
             # BFCL stops the entry at the step limit: no turn is checked, the last step says why
             assert failed == [] and trajectory.steps[-1].facts.stop and trajectory.steps[-1].done
             assert len(trajectory.steps) == 21 and trajectory.task.meta["recorded_turns"] == 1
+            assert trajectory.outcome.stop_reason is StopReason.max_steps  # cut by BFCL, not ended by the agent
         elif error_type is None:
             assert failed == [] and trajectory.steps[-1].facts.won and trajectory.steps[-1].facts.final
             assert trajectory.outcome.stop_reason is StopReason.success

@@ -189,6 +189,7 @@ class BfclEnv(Env):
         self._hinted_turns: set[int] = set()
         self._calls = 0
         self._done = False
+        self._force_quit = False
         self._won = False
         observation = self._question(0)
         return observation, {"turn": 0, "turns": len(entry.question), "tools": self.current_tools()}
@@ -275,6 +276,7 @@ class BfclEnv(Env):
                 info.update(ended.info)
                 reward = ended.reward
             self._done = True
+            self._force_quit = True
             info["stop"] = stop
         step_facts = StepFacts(
             won=self._won if self._done else False,
@@ -285,7 +287,10 @@ class BfclEnv(Env):
             final=self._done,
         )
         valid = all(fact.ok for fact in facts)
-        return StepResult(observation, reward, self._done, info, facts=step_facts, valid=valid, messages=messages)
+        return StepResult(
+            observation, reward, self._done, info, facts=step_facts, valid=valid, messages=messages,
+            truncated=stop is not None,
+        )
 
     def _end_turn(self, problems: list[str]) -> StepResult:
         verdict = self._checker.check(self._turn, self._backend, self._turn_results)
@@ -380,6 +385,11 @@ class BfclEnv(Env):
     def finished(self) -> bool:
         """The episode is over."""
         return self._done
+
+    @property
+    def force_quit(self) -> bool:
+        """The episode was cut at BFCL's per-turn step limit (a truncation, not the agent's end)."""
+        return self._force_quit
 
     @property
     def offered_functions(self) -> list[str]:

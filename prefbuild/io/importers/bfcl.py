@@ -347,8 +347,8 @@ class _Replay:
         if won:
             outcome = Outcome(success=True, reward=last.reward, progress=1.0, stop_reason=StopReason.success)
         else:
-            outcome = Outcome(success=False, reward=last.reward, progress=self.env.progress(),
-                              stop_reason=StopReason.agent_finished)
+            stop = StopReason.max_steps if self.env.force_quit else StopReason.agent_finished
+            outcome = Outcome(success=False, reward=last.reward, progress=self.env.progress(), stop_reason=stop)
         tools = self.tools if self.native else None
         if tools is not None:
             for step, offered in zip(self.steps, self.offered, strict=True):
