@@ -179,7 +179,8 @@ def test_a_conversation_the_agent_stopped_is_the_agents_finish(trajectories: lis
     from prefbuild.labelers.premature_success import PrematureSuccessLabeler
 
     last = {"role": "assistant", "content": "###STOP###"}
-    steps = tau2_importer._steps([(0, {"role": "user", "content": "Hi"}), (1, last)], 0, None, str)
+    steps, split = tau2_importer._steps([(0, {"role": "user", "content": "Hi"}), (1, last)], 0, None, [])
+    assert split == 0
     outcome = tau2_importer.simulation_outcome(
         {"termination_reason": "agent_stop", "reward_info": {"reward": 0.0}}, str, ("simulations", 0)
     )

@@ -45,6 +45,7 @@ from typing import Any
 
 from prefbuild.io.importers.located import JsonPath, Locate, fail, get_field
 from prefbuild.io.importers.parsing import protocol
+from prefbuild.io.importers.squashed import sequential_turns
 from prefbuild.io.importers.tool_steps import ChatTurn, Offered, RawCall, conversation_steps, message_of, usage_of
 from prefbuild.records import (
     EXTERNAL_SPLIT,
@@ -145,6 +146,7 @@ def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate
     simulations = get_field(record, "simulations", list, locate, ())
     prefix = _system_prefix(agent, policy)
     teacher = _teacher(agent, model)
+    squashed: list[int] = []  # per simulation, its messages read as calls made one after another
     for index, simulation in enumerate(simulations):
         path: JsonPath = ("simulations", index)
         if not isinstance(simulation, dict):
@@ -154,7 +156,13 @@ def tau2_trajectories(record: dict[str, Any], *, source: str, model: str, locate
             raise fail(locate, (*path, "task_id"), f"task {task_id!r} is not in the file's 'tasks'")
         yield simulation_trajectory(
             simulation, tasks[task_id], f"{source}#{index}", domain=domain, prefix=prefix, tools=tools,
-            teacher=teacher, locate=locate, path=path,
+            teacher=teacher, locate=locate, path=path, squashed=squashed,
+        )
+    if any(squashed):
+        logger.warning(
+            "%s: %d assistant message(s) in %d simulation(s) call a tool with an id that only an earlier call of the "
+            "same message returned (the agent ran them one after another and the log joined them): read as one "
+            "step per call", locate(()), sum(squashed), sum(1 for count in squashed if count),
         )
 
 
@@ -308,15 +316,20 @@ def simulation_trajectory(
     teacher: TeacherInfo,
     locate: Locate,
     path: JsonPath,
+    squashed: list[int] | None = None,
 ) -> Trajectory:
-    """One ``SimulationRun`` as a Trajectory (see the module doc for the layout)."""
+    """One ``SimulationRun`` as a Trajectory (see the module doc for the layout); ``squashed`` gets how many of
+    its messages were read as calls made one after another (``squashed.sequential_turns``)."""
     messages = get_field(simulation, "messages", list, locate, path)
     visible = _agent_view(messages, locate, (*path, "messages"))
     opening = _opening_length(task, messages)
     cut = _prefix_end(visible, opening)
     termination = str(simulation.get("termination_reason") or "")
     outcome = simulation_outcome(simulation, locate, path)
-    steps = _steps(visible, cut, tools, locate)
+    prompt = [*prefix, *(_message(m) for _, m in visible[:cut])]
+    steps, split = _steps(visible, cut, tools, prompt)
+    if squashed is not None:
+        squashed.append(split)
     steps = _closed(steps, outcome, termination, simulation.get("reward_info"))
     usage = UsageTotals()
     for _, message in visible[cut:]:
@@ -328,7 +341,7 @@ def simulation_trajectory(
         env=EnvInfo(name="tau2", protocol="hermes", options={"domain": domain}),
         teacher=teacher,
         sample_index=_trial(simulation),
-        messages=[*prefix, *(_message(m) for _, m in visible[:cut])],
+        messages=prompt,
         tools=tools,
         steps=steps,
         outcome=outcome,
@@ -431,12 +444,14 @@ def _message(message: dict[str, Any]) -> Message:
 
 
 def _steps(
-    visible: list[tuple[int, dict[str, Any]]], cut: int, tools: list[dict[str, Any]] | None, locate: Locate
-) -> list[Step]:
-    """One step per assistant message after the prefix; the messages before it are its observation."""
+    visible: list[tuple[int, dict[str, Any]]], cut: int, tools: list[dict[str, Any]] | None, prompt: list[Message]
+) -> tuple[list[Step], int]:
+    """One step per assistant message after the prefix (the messages before it are its observation), a
+    message whose calls were made one after another split into one step per call; and how many were."""
     names = frozenset(tool["function"]["name"] for tool in tools) if tools else None
-    turns = [_turn(message) for _, message in visible[cut:]]
-    return conversation_steps(turns, protocol("tau2", "hermes"), Offered(names=names), text_calls=False)
+    turns, split = sequential_turns([_turn(message) for _, message in visible[cut:]],
+                                    "\n".join(message.content for message in prompt))
+    return conversation_steps(turns, protocol("tau2", "hermes"), Offered(names=names), text_calls=False), split
 
 
 def _closed(steps: list[Step], outcome: Outcome, termination: str, reward_info: Any) -> list[Step]:

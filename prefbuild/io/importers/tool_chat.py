@@ -45,6 +45,7 @@ from prefbuild.io.importers.chat_turns import chat_turns
 from prefbuild.io.importers.convert import ExternalLogError, finish, recorded_success
 from prefbuild.io.importers.located import Locate, fail, get_field
 from prefbuild.io.importers.parsing import protocol
+from prefbuild.io.importers.squashed import sequential_turns
 from prefbuild.io.importers.tool_defs import prompt_tools, tools_of
 from prefbuild.io.importers.tool_steps import (
     ChatTurn,
@@ -164,7 +165,14 @@ def tool_chat_trajectory(record: dict[str, Any], *, default_id: str, model: str,
     tools = tools_of(record.get("tools"), locate, ("tools",))
     in_prompt = prompt_tools(turns[0].content) if tools is None and turns and turns[0].role == "system" else None
     cut = _prefix_end(turns)
-    steps = conversation_steps(turns[cut:], protocol(env, PROTOCOL), _offered(tools, in_prompt), text_calls=True)
+    played, split = sequential_turns(turns[cut:], "\n".join(turn.content for turn in turns[:cut]))
+    if split:
+        logger.warning(
+            "%s: %d assistant message(s) call a tool with an id that only an earlier call of the same message "
+            "returned (the agent ran them one after another and the log joined them): read as one step per call",
+            locate(()), split,
+        )
+    steps = conversation_steps(played, protocol(env, PROTOCOL), _offered(tools, in_prompt), text_calls=True)
     outcome, known = _outcome(record, steps)
     steps = _closed(steps, outcome, known)
     trajectory_id = str(record.get("id") or default_id)
