@@ -66,6 +66,22 @@ def test_a_claim_is_not_premature_where_only_what_was_told_failed() -> None:
     assert ToolWrongAnswerLabeler().label(_tau2(text, {"DB": 0.0, "COMMUNICATE": 1.0})) == []
 
 
+def test_a_wrong_figure_is_labelled_where_it_was_told_not_on_the_closing_message() -> None:
+    """A real run (tau2 leaderboard, gpt-oss-120b, retail task 2): "12 different variants" where tau2 wanted
+    "10", then "You're all set!". The rejected side worth learning from is the message with the figure."""
+    answer = Step(index=1, observation="", raw_output="Our T-shirt has 12 different variants.", valid=True,
+                  action='{"message": "Our T-shirt has 12 different variants."}')
+    closing = _last("You're all set! Your return request has been logged.", _verdict(
+        {"DB": 1.0, "COMMUNICATE": 0.0}, untold=["10"])).model_copy(update={"index": 2})
+    record = trajectory([tool_step(0, [call({"code": "1"})], ["1"]), answer, closing], success=False, env="tau2")
+    [label] = ToolWrongAnswerLabeler().label(record)
+    assert label.step == 1 and label.evidence.startswith("the message 'Our T-shirt has 12") and "'10'" in label.evidence
+    # a missing piece in words: no message can be told apart as the answer, the closing one is labelled
+    words = record.model_copy(update={"steps": [*record.steps[:2], closing.model_copy(
+        update={"info": _verdict({"DB": 1.0, "COMMUNICATE": 0.0}, untold=["pending"])})]})
+    assert [label.step for label in ToolWrongAnswerLabeler().label(words)] == [2]
+
+
 def test_tau2_failed_parts_reads_older_results_without_a_breakdown() -> None:
     info = {"tau2": {"reward_info": {"db_check": {"db_match": False}, "communicate_checks": [{"met": True}]}}}
     assert tau2_failed_parts(_last("x", info)) == {"DB"}

@@ -125,7 +125,9 @@ class ToolWrongAnswerLabeler(ToolLabeler):
 
     name: ClassVar[str] = "tool_wrong_answer"
     mode: ClassVar[str] = FailureMode.wrong_answer.value
-    version: ClassVar[int] = 2  # 2: the answer is the message before the agent's own stop (tau2's ###STOP###)
+    # 2: the answer is the message before the agent's own stop (tau2's ###STOP###); 3: in tau2, the message that
+    # stated a figure where the customer was to be told one
+    version: ClassVar[int] = 3
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.premature_success.value,)
     excluded_envs: ClassVar[tuple[str, ...]] = ("sql", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
@@ -141,21 +143,36 @@ class ToolWrongAnswerLabeler(ToolLabeler):
         if failed is not None:
             if "COMMUNICATE" not in failed or not is_message(last):
                 return []
-            told = short(said_text(last), 60)
-            evidence = f"the last message '{told}' fails tau2's communicate check: {_untold(verdict)}"
-            return [self.make_label(last, self.config["confidence"], evidence)]
+            missing = _untold(verdict)
+            answer = _answering_message(trajectory.steps[: last.index + 1], missing) or last
+            which = "last message" if answer is last else "message"
+            told = short(said_text(answer), 60)
+            untold = "not told " + ", ".join(repr(short(info, 40)) for info in missing) if missing else "failed"
+            evidence = f"the {which} '{told}' fails tau2's communicate check: {untold}"
+            return [self.make_label(answer, self.config["confidence"], evidence)]
         if not last.facts.final or last.facts.won is not False or last.valid is False:
             return []
         evidence = f"answer '{short(last.raw_output, 60)}' graded wrong: {short(last.feedback, 100)}"
         return [self.make_label(last, self.config["confidence"], evidence)]
 
 
-def _untold(step: Step) -> str:
+def _untold(step: Step) -> list[str]:
     """What tau2's communicate checks found missing from the agent's messages."""
     reward_info = step.info["tau2"]["reward_info"]
-    missing = [
+    return [
         str(check.get("info"))
         for check in reward_info.get("communicate_checks") or []
         if isinstance(check, dict) and check.get("met") is False
     ]
-    return "not told " + ", ".join(repr(short(info, 40)) for info in missing) if missing else "failed"
+
+
+def _answering_message(steps: list[Step], missing: list[str]) -> Step | None:
+    """The message that gave the customer a figure in place of a missing one: where every missing piece is a
+    figure (holds a digit), the last message to the customer that states one ("12 variants" where tau2 wanted
+    "10"); None where no message does, or a missing piece is words (the closing message answers then)."""
+    if not missing or not all(any(char.isdigit() for char in info) for info in missing):
+        return None
+    return next(
+        (step for step in reversed(steps) if is_message(step) and any(char.isdigit() for char in said_text(step))),
+        None,
+    )
