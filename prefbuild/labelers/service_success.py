@@ -116,7 +116,8 @@ class ServiceSuccessLabeler(Labeler):
 
     name: ClassVar[str] = "service_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    version: ClassVar[int] = 2  # 2: said_text; the message before the agent's own stop
+    # 2: said_text; the message before the agent's own stop; 3: a BFCL turn failed only by what an earlier one left
+    version: ClassVar[int] = 3
     envs: ClassVar[tuple[str, ...]] = ("tau2", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.85}
 
@@ -149,7 +150,8 @@ class ServiceSuccessLabeler(Labeler):
         for step in steps:
             verdict = step.info.get("verdict") if isinstance(step.info, Mapping) else None
             if isinstance(verdict, Mapping):
-                failed = verdict.get("scored", True) and verdict.get("valid") is False
+                # a turn failed only by what an earlier turn left (``inherited``) did its own work
+                failed = verdict.get("scored", True) and verdict.get("valid") is False and not verdict.get("inherited")
                 why = str(verdict.get("error_type") or "its checks")
             else:  # a record without per-turn verdicts: the last turn, by the episode's grade
                 failed = step.index == len(steps) - 1 and step.facts.won is False

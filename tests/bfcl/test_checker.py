@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from prefbuild.envs.bfcl.data import CATEGORIES, load_entries
+from prefbuild.envs.bfcl.backend import BfclBackend
+from prefbuild.envs.bfcl.checker import TurnChecker
+from prefbuild.envs.bfcl.data import CATEGORIES, load_entries, load_ground_truth
 from prefbuild.envs.bfcl.env import BfclEnv
 from prefbuild.simulation.bfcl_mistakes import MODES
 from tests.bfcl.helpers import bfcl_verdict, mistake_policy, play
@@ -37,3 +39,17 @@ def test_guessing_instead_of_asking_costs_progress_not_bfcl_success() -> None:
     assert len(guessed) == 1 and not guessed[0]["scored"]
     assert episode.last.facts.progress == pytest.approx(1 - 1 / len(entry.question))
     assert episode.last.won == bfcl_verdict(entry, episode)["valid"]
+
+
+def test_a_state_failure_an_earlier_turn_left_is_inherited_not_the_turns_own() -> None:
+    # multi_turn_base_0 as Qwen3-4B-Instruct-2507 played it: 'temp' made at the root, not in 'document'.
+    entry = load_entries("base")[0]
+    checker = TurnChecker(entry, load_ground_truth("base")[entry.id].ground_truth)
+    model = BfclBackend(entry)
+    made = model.run_text("mkdir(dir_name='temp')").result
+    first = checker.check(0, model, [made])
+    assert not first.valid and first.error_type == "multi_turn:instance_state_mismatch" and not first.inherited
+    # Turn 1 changes nothing, as the ground truth's cd and grep would not from the same state: carried.
+    searched = model.run_text("grep(file_name='report.txt',pattern='budget analysis')").result
+    second = checker.check(1, model, [searched])
+    assert not second.valid and second.error_type == "multi_turn:instance_state_mismatch" and second.inherited

@@ -108,6 +108,19 @@ def test_bfcl_labels_the_closing_claim_of_each_failed_turn_and_no_wrong_answer()
     assert {(step.index, label.mode) for step in labelled.steps for label in step.labels} == {(3, "premature_success")}
 
 
+def test_bfcl_a_turn_failed_only_by_an_earlier_turn_claims_nothing_premature() -> None:
+    # Seen on Qwen3-4B-Instruct-2507's BFCL results: a tweet posted wrongly in turn 2, then a correct
+    # comment in turn 3 whose state check fails only on the tweet that turn 2 left.
+    c = call({"code": "1"})
+    carried = _turn_end(3, "The supportive comment 'Cheers!' has been added to it.", 1, False, final=True)
+    carried.info["verdict"]["inherited"] = True
+    steps = [tool_step(0, [c], ["1"]),
+             _turn_end(1, "The summary has been successfully posted to your Twitter account.", 0, False),
+             tool_step(2, [c], ["1"]), carried]
+    record = trajectory(steps, success=False, env="bfcl")
+    assert [label.step for label in ServiceSuccessLabeler().label(record)] == [1]
+
+
 def test_a_last_turn_that_tried_a_call_is_no_answer() -> None:
     broken = Step(index=1, observation="", raw_output='<tool_call>{"name": "f", <tool_call>', action=None,
                   format_ok=False, feedback="graded", valid=True, done=True,

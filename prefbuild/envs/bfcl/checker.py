@@ -8,10 +8,14 @@ safe dispatcher. Turn rules as in BFCL: a turn with ground truth needs at least 
 then the instance states must match and every ground-truth result must appear among the model's
 results so far (all turns); a turn without ground truth (a missing function or parameter) is not
 scored by BFCL, and counts as reached here when the model made no call in it (asked instead).
+A turn that fails the state check although its ground truth, run from the state the model began the
+turn in, leaves the very state the model's calls left is marked ``inherited``: the mistake is an
+earlier turn's, carried (BFCL fails every later turn of an entry on it).
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +32,9 @@ class TurnVerdict:
     scored: bool
     error_type: str | None = None
     message: str | None = None
+    # a state failure the turn's own calls did not cause: from the state the model started the turn in,
+    # the ground truth's calls leave the same state the model's did (an earlier turn's mistake, carried)
+    inherited: bool = False
 
 
 class TurnChecker:
@@ -47,7 +54,9 @@ class TurnChecker:
 
     def __init__(self, entry: BfclEntry, ground_truth: list[list[str]]) -> None:
         self.ground_truth = ground_truth
+        self.entry = entry
         self.reference = BfclBackend(entry)
+        self._start: dict[str, Any] = BfclBackend(entry).instances  # the model's instances as the turn began
         self.model_results: list[str] = []
         self.reference_failures: list[str] = []
 
@@ -71,6 +80,7 @@ class TurnChecker:
         )
         reference_results = [outcome.result for outcome in outcomes]
         self.model_results.extend(turn_results)
+        start, self._start = self._start, copy.deepcopy(model.instances)
         if not expected:
             if turn_results:
                 return TurnVerdict(
@@ -91,11 +101,23 @@ class TurnChecker:
             )
         state: dict[str, Any] = state_checker(model.instances, self.reference.instances)
         if not state["valid"]:
-            return TurnVerdict(turn, False, True, state["error_type"], _short(state))
+            inherited = self._same_as_ground_truth(start, expected, model)
+            return TurnVerdict(turn, False, True, state["error_type"], _short(state), inherited)
         response: dict[str, Any] = response_checker(self.model_results, reference_results, turn)
         if not response["valid"]:
             return TurnVerdict(turn, False, True, response["error_type"], _short(response))
         return TurnVerdict(turn, True, True)
+
+    def _same_as_ground_truth(self, start: dict[str, Any], expected: list[str], model: BfclBackend) -> bool:
+        """Whether the ground truth's calls, run from ``start`` (the model's state when the turn began),
+        leave the state the model's own calls left."""
+        from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import state_checker
+
+        counterfactual = BfclBackend(self.entry)
+        counterfactual.instances = copy.deepcopy(start)
+        for text in expected:
+            counterfactual.run_text(text)
+        return bool(state_checker(model.instances, counterfactual.instances)["valid"])
 
 
 def _short(result: dict[str, Any]) -> str:
