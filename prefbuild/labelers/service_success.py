@@ -10,7 +10,10 @@ readings do not apply to a conversation. Which part of the work failed comes fro
   ``tool_wrong_answer``'s (mode ``wrong_answer``), not a premature claim.
 * BFCL: each turn's verdict (``Step.info["verdict"]`` on the step that ended the turn). A turn that
   failed BFCL's state or call checks while its closing message says the work is done is labelled;
-  a turn that failed without such a message claims nothing (a question, a plain report).
+  a turn that failed without such a message claims nothing (a question, a plain report). A turn
+  BFCL leaves unscored (empty ground truth: a function or parameter withheld, to be asked about or
+  declined) counts as failed where the model made calls in it anyway: what it then says it did was
+  done with a substitute, a guessed parameter or a tool it was not offered.
 
 A reply that only says something went wrong, asks, or hands the customer over claims nothing
 (``service_claims.work_done_claim``). What a message said is the message of its action, as the env's
@@ -116,8 +119,9 @@ class ServiceSuccessLabeler(Labeler):
 
     name: ClassVar[str] = "service_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
-    # 2: said_text; the message before the agent's own stop; 3: a BFCL turn failed only by what an earlier one left
-    version: ClassVar[int] = 3
+    # 2: said_text; the message before the agent's own stop; 3: a BFCL turn failed only by what an earlier one left;
+    # 4: an unscored BFCL turn (no ground truth) in which the model made calls anyway
+    version: ClassVar[int] = 4
     envs: ClassVar[tuple[str, ...]] = ("tau2", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.85}
 
@@ -150,8 +154,10 @@ class ServiceSuccessLabeler(Labeler):
         for step in steps:
             verdict = step.info.get("verdict") if isinstance(step.info, Mapping) else None
             if isinstance(verdict, Mapping):
-                # a turn failed only by what an earlier turn left (``inherited``) did its own work
-                failed = verdict.get("scored", True) and verdict.get("valid") is False and not verdict.get("inherited")
+                # a turn failed only by what an earlier turn left (``inherited``) did its own work; a turn BFCL
+                # does not score (no ground truth: a function or parameter withheld) fails where the model
+                # acted anyway (prefbuild's irrelevance verdict): the work could not be done as asked
+                failed = verdict.get("valid") is False and not verdict.get("inherited")
                 why = str(verdict.get("error_type") or "its checks")
             else:  # a record without per-turn verdicts: the last turn, by the episode's grade
                 failed = step.index == len(steps) - 1 and step.facts.won is False

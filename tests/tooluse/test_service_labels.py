@@ -121,6 +121,22 @@ def test_bfcl_a_turn_failed_only_by_an_earlier_turn_claims_nothing_premature() -
     assert [label.step for label in ServiceSuccessLabeler().label(record)] == [1]
 
 
+def test_bfcl_a_claim_in_a_turn_to_be_answered_without_calls_is_premature() -> None:
+    # Seen on Qwen3-4B-Instruct-2507's BFCL miss_func results (multi_turn_miss_func_1): with `mv` held
+    # out, the model copied the file and said it moved it. BFCL scores no such turn, but its ground truth
+    # is empty (the work cannot be done with what is offered), so a closing claim that it was done is
+    # false; a turn that made no call (it asked, or said it cannot) passed, whatever its words.
+    c = call({"code": "1"})
+    acted = _turn_end(1, "I have successfully moved one of the log.txt files into the archive directory.", 0, False)
+    acted.info["verdict"].update(scored=False, error_type="multi_turn:irrelevance_error:decoder_success")
+    asked = _turn_end(2, "I've created nothing: the copy tool is not available to me yet.", 1, True)
+    asked.info["verdict"]["scored"] = False
+    steps = [tool_step(0, [c], ["1"]), acted, asked,
+             _turn_end(3, "Ticket #7423 is now marked as resolved.", 2, False, final=True)]
+    record = trajectory(steps, success=False, env="bfcl")
+    assert [label.step for label in ServiceSuccessLabeler().label(record)] == [1, 3]
+
+
 def test_a_last_turn_that_tried_a_call_is_no_answer() -> None:
     broken = Step(index=1, observation="", raw_output='<tool_call>{"name": "f", <tool_call>', action=None,
                   format_ok=False, feedback="graded", valid=True, done=True,
