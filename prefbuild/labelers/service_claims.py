@@ -11,7 +11,7 @@ _DONE_VERBS = (
     r"(?:cancell?ed|moved|processed|updated|booked|rebooked|changed|modified|exchanged|returned|refunded|issued|"
     r"sent|applied|upgraded|added|removed|reset|enabled|disabled|fixed|resolved|completed|submitted|placed|"
     r"transferred|credited|charged|created|deleted|copied|renamed|restored|reactivated|resumed|activated|paid|"
-    r"unlocked|replaced|reinstated|renewed|closed|posted|sorted|saved|stored|written|shared)"
+    r"unlocked|replaced|reinstated|renewed|closed|posted|commented|retweeted|sorted|saved|stored|written|shared)"
 )
 # What is now so ("is now resolved", "is active again", "is now marked as resolved", "is back on").
 _STATES = (

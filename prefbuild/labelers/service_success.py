@@ -120,8 +120,8 @@ class ServiceSuccessLabeler(Labeler):
     name: ClassVar[str] = "service_premature_success"
     mode: ClassVar[str] = FailureMode.premature_success.value
     # 2: said_text; the message before the agent's own stop; 3: a BFCL turn failed only by what an earlier one left;
-    # 4: an unscored BFCL turn (no ground truth) in which the model made calls anyway
-    version: ClassVar[int] = 4
+    # 4: an unscored BFCL turn (no ground truth) in which the model made calls anyway; 5: 'commented', 'retweeted'
+    version: ClassVar[int] = 5
     envs: ClassVar[tuple[str, ...]] = ("tau2", "bfcl")
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.85}
 

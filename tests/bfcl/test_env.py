@@ -205,7 +205,7 @@ def test_calls_record_what_the_prompt_offered_and_the_schema_says() -> None:
 def test_a_call_that_changed_the_state_is_no_repeat_and_a_lookup_with_the_same_answer_is() -> None:
     """BFCL base_0 as a real agent played it: ``cd temp`` once more after ``cd ..`` and a second ``cd ..``
     each moved (BFCL's ``cd`` answers with the folder it was given); ``ls`` once more with the same answer
-    learned nothing, whatever ran between."""
+    after ``mkdir`` and ``mv`` changed the file system asks a changed env again: no repeat either."""
     from prefbuild.labelers.tools.calls import RepeatedToolCallLabeler
     from prefbuild.records import Step
     from tests.tooluse.test_tool_labelers import trajectory
@@ -227,4 +227,4 @@ def test_a_call_that_changed_the_state_is_no_repeat_and_a_lookup_with_the_same_a
     assert [step.facts.tools[0].changed_state for step in steps] == [
         False, True, True, True, True, True, True, True, True, False]
     labels = RepeatedToolCallLabeler().label(trajectory(steps, success=False, env="bfcl"))
-    assert [(label.step, label.evidence.split(" repeats ")[1][:6]) for label in labels] == [(9, "step 0")]
+    assert labels == []

@@ -137,6 +137,24 @@ def test_bfcl_a_claim_in_a_turn_to_be_answered_without_calls_is_premature() -> N
     assert [label.step for label in ServiceSuccessLabeler().label(record)] == [1, 3]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Seen on Qwen3-4B-Instruct-2507's BFCL miss_param results (multi_turn_miss_param_5, turn 3): a
+        # comment with invented content, in a turn whose comment text was withheld.
+        "The tweet has been successfully commented on!  The achievement is now reinforced on your tweet.",
+        "I've commented on your tweet with 'Great work!'.",
+        "Your tweet has been retweeted.",
+    ],
+)
+def test_bfcl_a_comment_or_retweet_said_done_is_a_claim(text: str) -> None:
+    c = call({"code": "1"})
+    acted = _turn_end(1, text, 0, False, final=True)
+    acted.info["verdict"].update(scored=False, error_type="multi_turn:irrelevance_error:decoder_success")
+    record = trajectory([tool_step(0, [c], ["1"]), acted], success=False, env="bfcl")
+    assert [label.step for label in ServiceSuccessLabeler().label(record)] == [1]
+
+
 def test_a_last_turn_that_tried_a_call_is_no_answer() -> None:
     broken = Step(index=1, observation="", raw_output='<tool_call>{"name": "f", <tool_call>', action=None,
                   format_ok=False, feedback="graded", valid=True, done=True,

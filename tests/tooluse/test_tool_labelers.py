@@ -9,6 +9,7 @@ import pytest
 
 from prefbuild.labelers import build_labelers, label_trajectory
 from prefbuild.labelers.base import Labeler, ParamError
+from prefbuild.labelers.tools.calls import RepeatedToolCallLabeler
 from prefbuild.labelers.tools.length import OverlongLabeler
 from prefbuild.records import (
     EnvInfo,
@@ -107,6 +108,22 @@ def test_repeated_call_needs_the_same_result_again() -> None:
              answer_step(3, "\\boxed{42}", won=True, shown=results_of([same], ["42"]))]
     found = labels(trajectory(steps, success=True))
     assert set(found) == {2} and "repeats step 0" in found[2]["repeated_tool_call"]
+
+
+def test_a_call_asked_again_after_the_state_changed_is_no_repeat() -> None:
+    # Seen on Qwen3-4B-Instruct-2507's BFCL miss_param results (multi_turn_miss_param_6): pwd() in
+    # turn 0, files written since, pwd() again five turns later to check where a write went. The env had
+    # changed since the first answer, so the same answer again is news; a repeat with nothing changed
+    # in between is still one.
+    pwd, write, again, last = (call({"code": "pwd"}, id_=i) for i in ("a", "b", "c", "d"))
+    written = tool_step(1, [write], ["None"], shown=results_of([pwd], ["/gorilla"]))
+    written.facts.tools[0].changed_state = True
+    steps = [tool_step(0, [pwd], ["/gorilla"]), written,
+             tool_step(2, [again], ["/gorilla"], shown=results_of([write], ["None"])),
+             tool_step(3, [last], ["/gorilla"], shown=results_of([again], ["/gorilla"])),
+             answer_step(4, "\\boxed{42}", won=True, shown=results_of([last], ["/gorilla"]))]
+    found = RepeatedToolCallLabeler().label(trajectory(steps, success=True))
+    assert [(label.step, "repeats step 2" in label.evidence) for label in found] == [(3, True)]
 
 
 def test_malformed_hallucinated_no_tool_use_and_wrong_answer() -> None:

@@ -188,11 +188,13 @@ class RepeatedToolCallLabeler(ToolLabeler):
     and changing nothing: the model learned nothing from the first answer and did nothing new. A call
     that changed the env's state (``ToolCallFacts.changed_state``: BFCL's second ``cd ..``, a ``cd temp``
     after one, a tau2 write the database shows) did something, whatever it returned; where the env
-    does not say, a call is read as changing nothing."""
+    does not say, a call is read as changing nothing. Nor is a call asked again after a call in between
+    changed the env's state a repeat: the first answer was about another state (BFCL's ``pwd()`` five
+    turns and some writes later)."""
 
     name: ClassVar[str] = "repeated_tool_call"
     mode: ClassVar[str] = FailureMode.repeated_tool_call.value
-    version: ClassVar[int] = 2  # 2: a call that changed the env's state is no repeat
+    version: ClassVar[int] = 3  # 2: a call that changed the env's state is no repeat; 3: nor one after such a call
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.loop.value,)
     defaults: ClassVar[dict[str, Any]] = {"confidence": 0.9}
 
@@ -215,6 +217,9 @@ class RepeatedToolCallLabeler(ToolLabeler):
                     labels.append(self.make_label(step, self.config["confidence"], evidence))
                     break
                 seen.setdefault(key, step.index)
+            if any(fact.changed_state for fact in step.facts.tools):
+                # the env is no longer what the earlier calls saw: asking it again is no repeat
+                seen = {key: index for key, index in seen.items() if index == step.index}
         return labels
 
 
