@@ -194,7 +194,8 @@ def test_logged_tool_results_are_the_imported_ones(imported: dict[tuple[str, str
 def test_labels_on_the_scripted_failures(imported: dict[tuple[str, str], Trajectory]) -> None:
     # Expected before running: the wrong call (base_13: cd into a missing folder, then calls that
     # fail) gets tool_error on each failing call's step; the undecodable call (base_7) a
-    # format_violation on its step; the 21 identical calls (base_1) repeated_tool_call; the
+    # malformed_tool_call on its step (it attempted calls: the narrow mode, in place of the
+    # format_violation first expected here); the 21 identical calls (base_1) repeated_tool_call; the
     # correct entries nothing. The missing call (base_11) has no step of its own to label.
     labelled = {(key[0], trajectory.task.id): trajectory
                 for key, trajectory in zip(imported, label_trajectories(iter(imported.values()), build_labelers(None)),
@@ -205,7 +206,7 @@ def test_labels_on_the_scripted_failures(imported: dict[tuple[str, str], Traject
 
     assert modes(QWEN_FC, "multi_turn_base_13") == {(0, "tool_error"), (1, "tool_error"), (3, "tool_error")}
     for model in (QWEN_FC, OPENAI_FC):
-        assert modes(model, "multi_turn_base_7") == {(4, "format_violation")}
+        assert modes(model, "multi_turn_base_7") == {(4, "malformed_tool_call")}
     assert {mode for _, mode in modes(QWEN_FC, "multi_turn_base_1")} == {"repeated_tool_call"}
     for key in [(QWEN_FC, "multi_turn_base_12"), (OPENAI_FC, "multi_turn_base_12"), (QWEN_PROMPT, "multi_turn_base_12"),
                 (QWEN_FC, "multi_turn_miss_func_30"), (QWEN_FC, "multi_turn_miss_param_12")]:

@@ -144,6 +144,25 @@ def test_malformed_hallucinated_no_tool_use_and_wrong_answer() -> None:
     assert "'43'" in found[1]["hallucinated_tool_output"] and "no_tool_use" not in found[1]
 
 
+def test_a_bfcl_response_that_tried_calls_and_could_not_be_decoded_is_a_malformed_call() -> None:
+    # Seen on Qwen3-4B-Instruct-2507's BFCL prompting results (multi_turn_base_3): three call lists on
+    # three lines; BFCL logged "Error decoding the model response" and ended the turn. The bfcl importer
+    # records that problem only where the response attempted calls, so it names a broken call, the
+    # narrow mode, not a generic format violation.
+    raw = ('[mkdir(dir_name="backup_tests")]  \n[cp(source="test_image1.jpg", destination="backup_tests")]  \n'
+           '[cp(source="test_document.txt", destination="backup_tests")]')
+    problem = "Error decoding the model response: invalid syntax (<unknown>, line 2)"
+    undecoded = Step(index=0, observation="q", raw_output=raw, format_ok=False, valid=True,
+                     facts=StepFacts(problems=[problem]))
+    found = labels(trajectory([undecoded], success=False, env="bfcl"))
+    assert set(found) == {0} and set(found[0]) == {"malformed_tool_call"}
+    assert "no call could be read" in found[0]["malformed_tool_call"]
+    # A plain-text answer BFCL could not decode either carries no such problem (the importer reads it
+    # as a message): nothing to label.
+    answer = Step(index=0, observation="q", raw_output="The files are in ./projects/photography.", valid=True)
+    assert labels(trajectory([answer], success=False, env="bfcl")) == {}
+
+
 def test_no_tool_use_only_where_the_recipe_requires_tools() -> None:
     found = labels(trajectory([answer_step(0, "\\boxed{42}", won=True)], success=True))
     assert set(found) == {0} and set(found[0]) == {"no_tool_use"} and "(correct)" in found[0]["no_tool_use"]

@@ -11,13 +11,19 @@ from prefbuild.labelers.text import short
 from prefbuild.labelers.tools.facts import call_results, canonical_call, toolbox
 from prefbuild.records import FailureMode, FunctionCall, Label, Step, ToolCall, ToolCallFacts, Trajectory
 
-# Parser problems that mean a call was broken (not merely that a turn had no call).
+# Parser problems that mean a call was broken (not merely that a turn had no call). BFCL's handlers log
+# "Error decoding the model response" for a response they could not decode; the bfcl importer records
+# it as a problem only where the response attempted calls (a plain-text answer is a message).
 _BROKEN_CALL = re.compile(
-    r"tool_call|tool call (?:is not|without)|arguments of .* are not|\.name is missing|tool_calls\[|tool_calls is",
+    r"tool_call|tool call (?:is not|without)|arguments of .* are not|\.name is missing|tool_calls\[|tool_calls is"
+    r"|error decoding the model response",
     re.IGNORECASE,
 )
-# A call written in a turn's text: Hermes tags or JSON keys, or the slime tau2 pipeline's [ACTION] block.
-_CALL_TEXT = re.compile(r"<\s*/?\s*tool_call|\"name\"\s*:|\"arguments\"\s*:|\[/?ACTION\]", re.IGNORECASE)
+# A call written in a turn's text: Hermes tags or JSON keys, the slime tau2 pipeline's [ACTION] block, or
+# BFCL's prompting format, a Python call list ``[f(a=1)]``.
+_CALL_TEXT = re.compile(
+    r"<\s*/?\s*tool_call|\"name\"\s*:|\"arguments\"\s*:|\[/?ACTION\]|\[\s*[A-Za-z_][\w.]*\s*\(", re.IGNORECASE
+)
 _UNKNOWN = re.compile(r"unknown (?:tool|function)|not a plain function name|no such tool", re.IGNORECASE)
 # A code kernel names each run in its tracebacks ('File "<cell 2>"'): the same failure of a re-run reads
 # the same once the name is dropped.
@@ -81,6 +87,7 @@ class MalformedToolCallLabeler(ToolLabeler):
 
     name: ClassVar[str] = "malformed_tool_call"
     mode: ClassVar[str] = FailureMode.malformed_tool_call.value
+    version: ClassVar[int] = 2  # 2: a BFCL response that attempted calls and that BFCL could not decode
     narrows: ClassVar[tuple[str, ...]] = (FailureMode.format_violation.value,)
     defaults: ClassVar[dict[str, Any]] = {"broken_confidence": 0.95, "repaired_confidence": 0.7}
 
