@@ -223,6 +223,34 @@ def test_a_plain_text_answer_of_an_fc_model_is_a_message_not_a_malformed_call(
     assert not malformed.format_ok and malformed.facts.problems[0].startswith("Error decoding the model response")
 
 
+@pytest.mark.parametrize("with_log", [True, False])
+def test_a_text_answer_recorded_as_text_blocks_is_a_message_not_a_malformed_call(
+        with_log: bool, tmp_path: Path) -> None:
+    """Claude, Gemini and Nova FC handlers record a text answer as the list of its text blocks
+    (``["Done."]``); BFCL fails to decode it and ends the turn, as for any FC text answer."""
+    path = DATA / FOLDERS[OPENAI_FC] / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
+    record = next(entry for entry in entries(path) if entry["id"] == "multi_turn_base_12")
+    texts = []
+    for turn, steps in enumerate(record["result"]):
+        for index, response in enumerate(steps):
+            if isinstance(response, str):
+                texts.append(response)
+                steps[index] = [response]
+                log = [item for item in record["inference_log"] if isinstance(item, dict)][turn]
+                log[f"step_{index}"][0]["content"] = [response]
+    if not with_log:
+        del record["inference_log"]
+    blocks = tmp_path / "BFCL_v4_multi_turn_base_result.json"
+    blocks.write_text(json.dumps(record) + "\n")
+    (trajectory,) = read_trajectories(blocks)
+    answers = [step for step in trajectory.steps if not step.tool_calls]
+    assert [step.raw_output for step in answers] == texts == [
+        "I created summary.txt in Documents.", "summary.txt holds the topic now.", "summary.txt has 2 words."]
+    assert [json.loads(step.action)["message"] for step in answers] == texts
+    assert all(step.format_ok and not step.facts.problems for step in answers)
+    assert trajectory.outcome.success
+
+
 def test_label_stats_and_pair_end_to_end(tmp_path: Path) -> None:
     runner = CliRunner()
     labelled = tmp_path / "labelled.jsonl"

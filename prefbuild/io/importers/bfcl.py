@@ -23,7 +23,8 @@ Decoding: the handler's own decoding, as the ``inference_log`` records it, wins;
 response is decoded by its shape (``bfcl_decode``). A step BFCL could not decode ends the turn, as
 BFCL does; it counts as a malformed call (``format_ok`` false, a problem on the step) when it
 attempted one (a list of calls, a ``<tool_call>`` block, text shaped like ``[f(...)]``), and as the
-model's message otherwise: FC handlers log every plain-text answer as a decoding error.
+model's message otherwise: FC handlers log every plain-text answer as a decoding error, whether
+recorded as a string (OpenAI, Mistral) or as the list of its text blocks (Claude, Gemini, Nova).
 
 The tool results the log recorded are compared with the replay's; where they differ (a backend
 that is not deterministic) the replay's are kept, since the backend state, the checker's verdicts
@@ -190,9 +191,45 @@ def _recorded(record: dict[str, Any], turn: int, step: int) -> dict[str, Any]:
     return found
 
 
+def _text_parts(response: Any) -> list[str] | None:
+    """The text parts of an FC handler's text answer: Claude, Gemini and Nova FC handlers record a
+    response without calls as the list of its text blocks (``["Done."]``, ``[]`` for none); None for
+    any other response.
+
+    Example:
+        >>> _text_parts(["Done."]), _text_parts([]), _text_parts([{"ls": "{}"}]), _text_parts("Done.")
+        (['Done.'], [], None, None)
+    """
+    if isinstance(response, list) and all(isinstance(part, str) for part in response):
+        return list(response)
+    return None
+
+
+def _response_text(response: Any) -> str:
+    """The words of a response: a text answer as such, an FC handler's text blocks joined, else ''.
+
+    Example:
+        >>> _response_text("Done."), _response_text(["Moved it.", " Done."]), _response_text([{"ls": "{}"}])
+        ('Done.', 'Moved it. Done.', '')
+    """
+    if isinstance(response, str):
+        return response
+    parts = _text_parts(response)
+    return "".join(parts) if parts else ""
+
+
 def _looks_like_calls(response: Any) -> bool:
     """Did a response BFCL could not decode attempt calls (rather than answer in words)? The
-    family's decoding is left aside: an FC handler fails on every plain-text answer."""
+    family's decoding is left aside: an FC handler fails on every plain-text answer, whether it
+    records it as a string or as a list of text blocks (Claude, Gemini, Nova).
+
+    Example:
+        >>> _looks_like_calls(["I moved the file."]), _looks_like_calls([{"ls": "{}"}]), _looks_like_calls("[ls()]")
+        (False, True, True)
+    """
+    parts = _text_parts(response)
+    if parts is not None:
+        response = "".join(parts)
     if response_kind(response) != "prompting":
         return True
     text = str(response).strip("`\n ")
@@ -259,7 +296,7 @@ class _Replay:
             problems.append(f"{ERROR_DECODING}: {decoded.error}")
         calls = [_tool_call(f"call_{turn}_{index}_{n}", name, arguments)
                  for n, (name, arguments) in enumerate(decoded.calls)] if decoded.error is None else []
-        text = response if isinstance(response, str) else ""
+        text = _response_text(response)
         native = isinstance(response, list | dict)
         self.native = self.native or native
         action = encode_action(calls) if calls else encode_action(message=text)
@@ -288,7 +325,7 @@ class _Replay:
             observation=self.turn_text,
             observation_role=self.role.value,
             observation_messages=self.turn_messages,
-            raw_output=text if not native else "",
+            raw_output=text,
             tool_calls=calls or None,
             native_tool_calls=native and bool(calls),
             thought=reasoning if isinstance(reasoning, str) and reasoning else None,

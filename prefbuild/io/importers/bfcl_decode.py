@@ -7,7 +7,8 @@ three shapes, each with its handlers' decoder restated here (bfcl-eval's own fun
 does not install; ``tests/bfclimport`` checks these against bfcl-eval's own):
 
 - a list of ``{function: JSON arguments}`` objects (OpenAI-style FC handlers:
-  ``convert_to_function_call``; a text answer, a string, fails to decode there);
+  ``convert_to_function_call``; a text answer, a string or (Claude, Gemini, Nova) a list of
+  text blocks, fails to decode there);
 - text with ``<tool_call>`` blocks (Qwen/Hermes FC handlers: ``QwenFCHandler.decode_execute``;
   a block that is not JSON is skipped, one without ``arguments`` fails the step);
 - text in BFCL's prompting format ``[func(a=1)]`` (``default_decode_execute_prompting``).
