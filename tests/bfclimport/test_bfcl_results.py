@@ -251,6 +251,21 @@ def test_a_text_answer_recorded_as_text_blocks_is_a_message_not_a_malformed_call
     assert trajectory.outcome.success
 
 
+def test_token_counts_recorded_as_floats_are_kept(tmp_path: Path) -> None:
+    """Cohere's FC handler (command-a-03-2025-FC) records token counts as floats (``[[2923.0, 2996.0]]``)."""
+    path = DATA / FOLDERS[OPENAI_FC] / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
+    record = next(entry for entry in entries(path) if entry["id"] == "multi_turn_base_12")
+    for key in ("input_token_count", "output_token_count"):
+        record[key] = [[float(count) for count in turn] for turn in record[key]]
+    floats = tmp_path / "BFCL_v4_multi_turn_base_result.json"
+    floats.write_text(json.dumps(record) + "\n")
+    (trajectory,) = read_trajectories(floats)
+    assert trajectory.usage.prompt_tokens == sum(sum(turn) for turn in record["input_token_count"]) > 0
+    assert trajectory.usage.completion_tokens == sum(sum(turn) for turn in record["output_token_count"]) > 0
+    assert [step.usage.prompt_tokens for step in trajectory.steps] == [
+        int(count) for turn in record["input_token_count"] for count in turn]
+
+
 def test_label_stats_and_pair_end_to_end(tmp_path: Path) -> None:
     runner = CliRunner()
     labelled = tmp_path / "labelled.jsonl"

@@ -237,6 +237,15 @@ def _looks_like_calls(response: Any) -> bool:
 
 
 def _count(value: Any) -> int:
+    """A recorded token count; Cohere's FC handler records counts as floats (``2923.0``). A flag, a
+    negative or fractional number, or text is no count (0).
+
+    Example:
+        >>> _count(12), _count(2923.0), _count(1.5), _count(True), _count(-1), _count(float("inf"))
+        (12, 2923, 0, 0, 0, 0)
+    """
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
