@@ -11,13 +11,17 @@ and ``narrow_bfcl`` make those envs play exactly the episodes' tasks, in their o
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from prefbuild.envs.bfcl import env as bfcl_env
 from prefbuild.envs.bfcl.data import load_entries
 from prefbuild.envs.code.env import CodeEnv
 from prefbuild.envs.tau2.env import Tau2Env
+from prefbuild.recipe import load_recipe
+from prefbuild.rollout.generate import generate
 from prefbuild.teachers.base import Completion, Teacher, TeacherRequest
 
 # The recipe settings the sets play with: a teacher that is never reached (ScriptedTurns answers).
@@ -40,6 +44,49 @@ def episode_key(episode: Episode) -> tuple[str, str]:
     """(env, task) of a scripted episode, as ``live_key`` names the live one."""
     env = episode.get("env", "tau2")
     return env, episode["id"] if env == "code" else episode["task"]
+
+
+def record_key(record: dict[str, Any]) -> tuple[str, str]:
+    """(env, task) of a played trajectory record, as ``episode_key`` names its episode."""
+    name = record["env"]["name"]
+    if name == "tau2":
+        return "tau2", f"{record['task']['type']}/{record['task']['meta']['tau2_task_id']}"
+    return name, record["task"]["id"]
+
+
+def play_episodes(
+    recipe: str, overrides: list[str], work: Path, episodes: Sequence[Episode]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Play ``recipe`` (narrowed by ``overrides``) with ``episodes``' scripted turns into ``work``; the
+    trajectory records by ``record_key``."""
+    loaded = load_recipe(recipe, [*overrides, *TEACHER])
+    result = generate(loaded, out=work / recipe, quiet=True, teacher=ScriptedTurns(episodes), new=True)
+    print(recipe, result.stats)
+    lines = (work / recipe / "trajectories" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    return {record_key(record): record for record in map(json.loads, lines)}
+
+
+def write_labelled_set(
+    here: Path, episodes: Sequence[Episode], records: dict[tuple[str, str], dict[str, Any]], logs: dict[str, str]
+) -> None:
+    """Write each env's trajectories (``logs``: env -> file name, in episode order) and ``labels.jsonl`` (the
+    episodes' labels, shape ``<env>-env``) into ``here``."""
+    numbers = dict.fromkeys(logs, 0)
+    lines: dict[str, list[str]] = {env: [] for env in logs}
+    with open(here / "labels.jsonl", "w", encoding="utf-8") as labels:
+        for episode in episodes:
+            env = episode["env"]
+            record = records[episode_key(episode)]
+            assert len(record["steps"]) == len(episode["turns"]), (episode["id"], len(record["steps"]))
+            lines[env].append(json.dumps(record) + "\n")
+            numbers[env] += 1
+            labels.write(json.dumps({
+                "log": logs[env], "record": numbers[env], "id": episode["id"], "shape": f"{env}-env",
+                "labels": [{"step": step, "mode": mode} for step, mode in episode["labels"]],
+                "note": episode["note"],
+            }) + "\n")
+    for env, log in logs.items():
+        (here / log).write_text("".join(lines[env]), encoding="utf-8")
 
 
 def turn_text(turn: str | dict[str, Any]) -> tuple[str, str]:

@@ -14,7 +14,6 @@ EPISODES order) and labels.jsonl (shapes ``tau2-env`` and ``bfcl-env``).
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 import tempfile
@@ -28,24 +27,7 @@ for path in (str(ROOT), str(HERE)):
 
 from episodes import EPISODES  # noqa: E402
 
-from prefbuild.recipe import load_recipe  # noqa: E402
-from prefbuild.rollout.generate import generate  # noqa: E402
-from tests.labelers.tool_episodes import TEACHER, ScriptedTurns, episode_key, narrow_bfcl, narrow_tau2  # noqa: E402
-
-
-def play(recipe: str, overrides: list[str], work: Path) -> dict[tuple[str, str], dict]:
-    loaded = load_recipe(recipe, [*overrides, *TEACHER])
-    result = generate(loaded, out=work / recipe, quiet=True, teacher=ScriptedTurns(EPISODES), new=True)
-    print(recipe, result.stats)
-    records = {}
-    for line in (work / recipe / "trajectories" / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record["env"]["name"] == "tau2":
-            key = ("tau2", f"{record['task']['type']}/{record['task']['meta']['tau2_task_id']}")
-        else:
-            key = ("bfcl", record["task"]["id"])
-        records[key] = record
-    return records
+from tests.labelers.tool_episodes import episode_key, narrow_bfcl, narrow_tau2, play_episodes, write_labelled_set  # noqa: E402
 
 
 def main() -> None:
@@ -61,27 +43,12 @@ def main() -> None:
     for index, domain in enumerate(("airline", "retail", "telecom")):
         tau2_overrides += [f"env.{index}.options.user=scripted", f"env.{index}.num_tasks={max(1, counts[domain])}",
                            f"env.{index}.samples_per_task=1", f"env.{index}.max_steps=12"]
-    records = play("tau2-grpo-data", tau2_overrides, work)
+    records = play_episodes("tau2-grpo-data", tau2_overrides, work, EPISODES)
     n_bfcl = sum(1 for e in EPISODES if e["env"] == "bfcl")
-    records.update(play("bfcl-envtuning", [f"env.num_tasks={n_bfcl}", "env.samples_per_task=1",
-                                           "env.task_types=[base,miss_func,miss_param]", "env.max_steps=12"], work))
-    logs = {"tau2": "tau2_runs.jsonl", "bfcl": "bfcl_runs.jsonl"}
-    numbers = {"tau2": 0, "bfcl": 0}
-    lines: dict[str, list[str]] = {"tau2": [], "bfcl": []}
-    with open(HERE / "labels.jsonl", "w", encoding="utf-8") as labels:
-        for episode in EPISODES:
-            env = episode["env"]
-            record = records[episode_key(episode)]
-            assert len(record["steps"]) == len(episode["turns"]), (episode["id"], len(record["steps"]))
-            lines[env].append(json.dumps(record) + "\n")
-            numbers[env] += 1
-            labels.write(json.dumps({
-                "log": logs[env], "record": numbers[env], "id": episode["id"], "shape": f"{env}-env",
-                "labels": [{"step": step, "mode": mode} for step, mode in episode["labels"]],
-                "note": episode["note"],
-            }) + "\n")
-    for env, log in logs.items():
-        (HERE / log).write_text("".join(lines[env]), encoding="utf-8")
+    bfcl_overrides = [f"env.num_tasks={n_bfcl}", "env.samples_per_task=1",
+                      "env.task_types=[base,miss_func,miss_param]", "env.max_steps=12"]
+    records.update(play_episodes("bfcl-envtuning", bfcl_overrides, work, EPISODES))
+    write_labelled_set(HERE, EPISODES, records, {"tau2": "tau2_runs.jsonl", "bfcl": "bfcl_runs.jsonl"})
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -35,33 +35,13 @@ for path in (str(ROOT), str(HERE)):
 from episodes import EPISODES  # noqa: E402
 
 from prefbuild.io.sources import read_trajectories  # noqa: E402
-from prefbuild.recipe import load_recipe  # noqa: E402
-from prefbuild.rollout.generate import generate  # noqa: E402
-from tests.labelers.tool_episodes import TEACHER, ScriptedTurns, episode_key, narrow_bfcl, narrow_tau2  # noqa: E402
+from tests.labelers.tool_episodes import episode_key, narrow_bfcl, narrow_tau2, play_episodes, write_labelled_set  # noqa: E402
 
 PROBLEMS = HERE / "problems.jsonl"
 LOGS = {"code": "code_runs.jsonl", "tau2": "tau2_runs.jsonl", "bfcl": "bfcl_runs.jsonl"}
 MODES = {"malformed_tool_call", "unknown_tool", "invalid_arguments", "tool_error", "repeated_tool_call", "no_tool_use",
          "hallucinated_tool_output", "wrong_answer", "overlong", "loop", "premature_success", "verbose_filler",
          "format_violation", "invalid_action"}
-
-
-def play(recipe: str, overrides: list[str], work: Path) -> dict[tuple[str, str], dict]:
-    loaded = load_recipe(recipe, [*overrides, *TEACHER])
-    result = generate(loaded, out=work / recipe, quiet=True, teacher=ScriptedTurns(EPISODES), new=True)
-    print(recipe, result.stats)
-    records = {}
-    for line in (work / recipe / "trajectories" / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        name = record["env"]["name"]
-        if name == "code":
-            key = ("code", record["task"]["id"])
-        elif name == "tau2":
-            key = ("tau2", f"{record['task']['type']}/{record['task']['meta']['tau2_task_id']}")
-        else:
-            key = ("bfcl", record["task"]["id"])
-        records[key] = record
-    return records
 
 
 def check(labels_path: Path) -> None:
@@ -89,9 +69,9 @@ def main() -> None:
     narrow_tau2(EPISODES)
     narrow_bfcl(EPISODES)
     work = Path(tempfile.mkdtemp(prefix="blind_tools3_"))
-    records = play("code-interpreter", [
+    records = play_episodes("code-interpreter", [
         f"env.num_tasks={len(code)}", "env.samples_per_task=1", "env.task_types=null",
-        f"env.options.data_file={PROBLEMS.relative_to(ROOT)}", "teacher.sampling.max_tokens=16384"], work)
+        f"env.options.data_file={PROBLEMS.relative_to(ROOT)}", "teacher.sampling.max_tokens=16384"], work, EPISODES)
     counts = {d: sum(1 for e in EPISODES if e["env"] == "tau2" and e["task"].startswith(d + "/"))
               for d in ("airline", "retail", "telecom")}
     tau2_overrides = []
@@ -99,26 +79,12 @@ def main() -> None:
         tau2_overrides += [f"env.{index}.split=train", f"env.{index}.options.user=scripted",
                            f"env.{index}.num_tasks={max(1, counts[domain])}", f"env.{index}.samples_per_task=1",
                            f"env.{index}.max_steps=16"]
-    records.update(play("tau2-grpo-data", tau2_overrides, work))
+    records.update(play_episodes("tau2-grpo-data", tau2_overrides, work, EPISODES))
     n_bfcl = sum(1 for e in EPISODES if e["env"] == "bfcl")
-    records.update(play("bfcl-envtuning", [f"env.num_tasks={n_bfcl}", "env.samples_per_task=1",
-                                           "env.task_types=[base,miss_func,miss_param]", "env.max_steps=16"], work))
-    numbers = dict.fromkeys(LOGS, 0)
-    lines: dict[str, list[str]] = {env: [] for env in LOGS}
-    with open(HERE / "labels.jsonl", "w", encoding="utf-8") as labels:
-        for episode in EPISODES:
-            env = episode["env"]
-            record = records[episode_key(episode)]
-            assert len(record["steps"]) == len(episode["turns"]), (episode["id"], len(record["steps"]))
-            lines[env].append(json.dumps(record) + "\n")
-            numbers[env] += 1
-            labels.write(json.dumps({
-                "log": LOGS[env], "record": numbers[env], "id": episode["id"], "shape": f"{env}-env",
-                "labels": [{"step": step, "mode": mode} for step, mode in episode["labels"]],
-                "note": episode["note"],
-            }) + "\n")
-    for env, log in LOGS.items():
-        (HERE / log).write_text("".join(lines[env]), encoding="utf-8")
+    bfcl_overrides = [f"env.num_tasks={n_bfcl}", "env.samples_per_task=1",
+                      "env.task_types=[base,miss_func,miss_param]", "env.max_steps=16"]
+    records.update(play_episodes("bfcl-envtuning", bfcl_overrides, work, EPISODES))
+    write_labelled_set(HERE, EPISODES, records, LOGS)
     shutil.rmtree(work, ignore_errors=True)
     check(HERE / "labels.jsonl")
 

@@ -35,30 +35,13 @@ for path in (str(ROOT), str(HERE)):
 from episodes import EPISODES  # noqa: E402
 
 from prefbuild.io.sources import read_trajectories  # noqa: E402
-from prefbuild.recipe import load_recipe  # noqa: E402
-from prefbuild.rollout.generate import generate  # noqa: E402
-from tests.labelers.tool_episodes import TEACHER, ScriptedTurns, narrow_bfcl, narrow_tau2, turn_text  # noqa: E402
+from tests.labelers.tool_episodes import narrow_bfcl, narrow_tau2, play_episodes, turn_text  # noqa: E402
 
 LOGS = {"tau2": "tau2_runs.jsonl", "bfcl": "bfcl_runs.jsonl"}
 TAU2_SPLIT, BFCL_SPLIT = "test", "heldout"
 DOMAINS = ("airline", "retail", "telecom")
 # the names a ``calc`` expression may use
 SAFE = {"round": round, "min": min, "max": max, "len": len, "sum": sum, "__import__": __import__}
-
-
-def play(recipe: str, overrides: list[str], work: Path) -> dict[tuple[str, str], dict]:
-    loaded = load_recipe(recipe, [*overrides, *TEACHER])
-    result = generate(loaded, out=work / recipe, quiet=True, teacher=ScriptedTurns(EPISODES), new=True)
-    print(recipe, result.stats)
-    records = {}
-    for line in (work / recipe / "trajectories" / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if record["env"]["name"] == "tau2":
-            key = ("tau2", f"{record['task']['type']}/{record['task']['meta']['tau2_task_id']}")
-        else:
-            key = ("bfcl", record["task"]["id"])
-        records[key] = record
-    return records
 
 
 def message_steps(episode: dict) -> list[int]:
@@ -128,11 +111,11 @@ def main() -> None:
         tau2_overrides += [f"env.{index}.split={TAU2_SPLIT}", f"env.{index}.options.user=scripted",
                            f"env.{index}.num_tasks={max(1, counts[domain])}", f"env.{index}.samples_per_task=1",
                            f"env.{index}.max_steps=40"]
-    records = play("tau2-grpo-data", tau2_overrides, work)
+    records = play_episodes("tau2-grpo-data", tau2_overrides, work, EPISODES)
     n_bfcl = sum(1 for e in EPISODES if e["env"] == "bfcl")
     bfcl_overrides = [f"env.split={BFCL_SPLIT}", f"env.num_tasks={n_bfcl}", "env.samples_per_task=1",
                       "env.task_types=[base]", "env.max_steps=40"]
-    records.update(play("bfcl-envtuning", bfcl_overrides, work))
+    records.update(play_episodes("bfcl-envtuning", bfcl_overrides, work, EPISODES))
     numbers = dict.fromkeys(LOGS, 0)
     lines: dict[str, list[str]] = {env: [] for env in LOGS}
     with open(HERE / "marks.jsonl", "w", encoding="utf-8") as marks:
