@@ -87,19 +87,6 @@ def refused(path: Path, tmp_path: Path) -> str:
     return errors[0]
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
-def test_a_broken_record_gives_one_located_error_line(case: str, tmp_path: Path) -> None:
-    make, change, message = CASES[case]
-    good, bad = make(), make()
-    change(bad)
-    path = tmp_path / "log.jsonl"
-    # after a good record, and as the first record (the one the format is detected from)
-    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
-    assert refused(path, tmp_path).startswith(f"error: {path}:2 {message}")
-    path.write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
-    assert refused(path, tmp_path).startswith(f"error: {path}:1 {message}")
-
-
 def test_in_a_json_array_the_error_names_the_line_of_the_field(tmp_path: Path) -> None:
     records = [openai_record(), copy.deepcopy(openai_record())]
     function = records[1]["messages"][2]["tool_calls"][0]["function"]
@@ -170,12 +157,16 @@ SLIME_CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, A
 }
 
 
-@pytest.mark.parametrize("case", SLIME_CASES, ids=str)
-def test_a_broken_slime_record_gives_one_located_error_line(case: str, tmp_path: Path) -> None:
-    make, change, message = SLIME_CASES[case]
+BROKEN = {**CASES, **{f"slime: {case}": broken for case, broken in SLIME_CASES.items()}}
+
+
+@pytest.mark.parametrize("case", BROKEN, ids=str)
+def test_a_broken_record_gives_one_located_error_line(case: str, tmp_path: Path) -> None:
+    make, change, message = BROKEN[case]
     good, bad = make(), make()
     change(bad)
     path = tmp_path / "log.jsonl"
+    # after a good record, and as the first record (the one the format is detected from)
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
     assert refused(path, tmp_path).startswith(f"error: {path}:2 {message}")
     path.write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n", encoding="utf-8")
